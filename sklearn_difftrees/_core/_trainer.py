@@ -1,0 +1,214 @@
+"""The torch training loop shared by every gradient-trained estimator.
+
+Imported only inside ``fit`` (it imports torch at module level); fitted
+estimators never touch it. The estimator validates data, builds its
+``nn.Module`` under :func:`seeded`, and calls :func:`train`, which owns
+batching, the optimizer, the learning-rate schedule, gradient clipping, early
+stopping (restoring the best weights), divergence detection and progress
+output, and returns a :class:`History`.
+"""
+
+import contextlib
+import math
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from sklearn.exceptions import ConvergenceWarning
+
+__all__ = ["History", "resolve_device", "seeded", "to_tensor", "train"]
+
+
+@dataclass
+class History:
+    """What one call of :func:`train` recorded (sklearn MLP's vocabulary)."""
+
+    n_iter: int = 0
+    loss_curve: list = field(default_factory=list)
+    validation_loss_curve: list = field(default_factory=list)
+    validation_scores: list = field(default_factory=list)
+    best_loss: float = math.inf
+    best_validation_score: float = -math.inf
+    best_epoch: int = 0
+    stopped_early: bool = False
+
+
+def resolve_device(device):
+    """Map ``"auto"``/``"cpu"``/``"cuda"`` to a :class:`torch.device`."""
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise ValueError("device='cuda' was requested but torch sees no CUDA device.")
+    return torch.device(device)
+
+
+@contextlib.contextmanager
+def seeded(seed):
+    """Run a block with torch's global RNG seeded, restoring the user's after."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        yield
+
+
+def to_tensor(a, device, dtype=torch.float32):
+    return torch.as_tensor(np.ascontiguousarray(a), dtype=dtype, device=device)
+
+
+def _make_optimizer(name, params, learning_rate, momentum):
+    if name == "adam":
+        return torch.optim.Adam(params, lr=learning_rate)
+    if name == "rmsprop":
+        # eps as in the DGT authors' code; momentum as given.
+        return torch.optim.RMSprop(params, lr=learning_rate, momentum=momentum, eps=1e-5)
+    return torch.optim.SGD(params, lr=learning_rate, momentum=momentum)
+
+
+def _weighted_mean(values, weights):
+    return (values * weights).sum() / weights.sum()
+
+
+@torch.no_grad()
+def _evaluate(module, loss_fn, score_fn, X, Y, w, chunk=8192):
+    module.eval()
+    outputs = torch.cat([module(X[i : i + chunk]) for i in range(0, X.shape[0], chunk)])
+    module.train()
+    loss = float(_weighted_mean(loss_fn(outputs, Y), w))
+    score = float(score_fn(outputs, Y, w)) if score_fn is not None else -loss
+    return loss, score
+
+
+def train(
+    module,
+    loss_fn,
+    train_data,
+    *,
+    max_iter,
+    batch_size,
+    learning_rate,
+    optimizer,
+    momentum,
+    lr_schedule,
+    grad_clip,
+    early_stopping,
+    n_iter_no_change,
+    tol,
+    seed,
+    verbose=0,
+    validation_data=None,
+    score_fn=None,
+    penalty_fn=None,
+    name="model",
+):
+    """Train ``module`` in place and return its :class:`History`.
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+        Maps a float tensor batch ``X`` to outputs accepted by ``loss_fn``.
+    loss_fn : callable
+        ``loss_fn(outputs, Y) -> per-sample losses`` (reduction ``"none"``).
+    train_data, validation_data : tuple of tensors ``(X, Y, w)``
+        ``w`` are per-sample weights, normalized by the caller.
+    score_fn : callable, optional
+        ``score_fn(outputs, Y, w) -> float`` (higher is better) recorded in
+        ``validation_scores``. Early stopping monitors the validation *loss*.
+    penalty_fn : callable, optional
+        ``penalty_fn(module) -> scalar tensor or None`` added to every batch
+        loss.
+
+    Early stopping: with ``early_stopping`` the validation loss is monitored
+    and the weights of the best epoch are restored at the end; otherwise the
+    training loss is monitored and the last weights are kept (as in sklearn's
+    MLP). Training stops when the monitored loss has not improved by ``tol``
+    for ``n_iter_no_change`` consecutive epochs. Reaching ``max_iter`` first
+    emits a :class:`~sklearn.exceptions.ConvergenceWarning`. A non-finite
+    loss raises :class:`FloatingPointError`.
+    """
+    X, Y, w = train_data
+    n = X.shape[0]
+    params = [p for p in module.parameters() if p.requires_grad]
+    opt = _make_optimizer(optimizer, params, learning_rate, momentum)
+    steps_per_epoch = max(1, math.ceil(n / batch_size))
+    scheduler = None
+    if lr_schedule == "cosine":
+        # Cosine annealing with warm restarts: four cycles over max_iter epochs
+        # (three restarts, as in the DGT paper's Appendix C).
+        cycle = max(1, math.ceil(max_iter / 4)) * steps_per_epoch
+        scheduler = torch.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=cycle)
+    generator = torch.Generator().manual_seed(int(seed))
+    history = History()
+    best_monitored = math.inf
+    best_state = None
+    no_improvement = 0
+    module.train()
+    for epoch in range(1, max_iter + 1):
+        tic = time.perf_counter()
+        perm = torch.randperm(n, generator=generator).to(X.device)
+        total = 0.0
+        for start in range(0, n, batch_size):
+            idx = perm[start : start + batch_size]
+            xb, yb, wb = X[idx], Y[idx], w[idx]
+            loss = (loss_fn(module(xb), yb) * wb).mean()
+            penalty = penalty_fn(module) if penalty_fn is not None else None
+            if penalty is not None:
+                loss = loss + penalty
+            if not torch.isfinite(loss):
+                raise FloatingPointError(
+                    f"{name} diverged: the training loss became {float(loss)} at epoch "
+                    f"{epoch}. Try a smaller learning_rate (currently {learning_rate}) "
+                    "or enable grad_clip."
+                )
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            if grad_clip is not None:
+                torch.nn.utils.clip_grad_norm_(params, grad_clip)
+            opt.step()
+            if scheduler is not None:
+                scheduler.step()
+            total += float(loss.detach()) * idx.shape[0]
+        epoch_loss = total / n
+        history.loss_curve.append(epoch_loss)
+        history.n_iter = epoch
+        monitored = epoch_loss
+        msg = f"[{name}] epoch {epoch}/{max_iter}  loss {epoch_loss:.5f}"
+        if validation_data is not None:
+            val_loss, val_score = _evaluate(module, loss_fn, score_fn, *validation_data)
+            if not math.isfinite(val_loss):
+                raise FloatingPointError(
+                    f"{name} diverged: the validation loss became {val_loss} at epoch "
+                    f"{epoch}. Try a smaller learning_rate (currently {learning_rate})."
+                )
+            history.validation_loss_curve.append(val_loss)
+            history.validation_scores.append(val_score)
+            monitored = val_loss
+            msg += f"  val_loss {val_loss:.5f}  val_score {val_score:.5f}"
+        if monitored < best_monitored - tol:
+            no_improvement = 0
+        else:
+            no_improvement += 1
+        if monitored < best_monitored:
+            best_monitored = monitored
+            history.best_epoch = epoch
+            history.best_loss = min(history.best_loss, epoch_loss)
+            if validation_data is not None:
+                history.best_validation_score = history.validation_scores[-1]
+                best_state = {k: v.detach().clone() for k, v in module.state_dict().items()}
+        history.best_loss = min(history.best_loss, epoch_loss)
+        if verbose:
+            print(f"{msg}  ({time.perf_counter() - tic:.2f}s)", flush=True)
+        if no_improvement >= n_iter_no_change:
+            history.stopped_early = True
+            break
+    if early_stopping and best_state is not None:
+        module.load_state_dict(best_state)
+    if not history.stopped_early:
+        warnings.warn(
+            f"{name}: reached max_iter={max_iter} epochs before the "
+            f"{'validation' if validation_data is not None else 'training'} loss "
+            "stopped improving; consider increasing max_iter.",
+            ConvergenceWarning,
+        )
+    module.eval()
+    return history

@@ -1,0 +1,354 @@
+"""Base classes every estimator of the package stands on.
+
+* :class:`BaseObliqueTree` — what any estimator whose fitted model is a hard
+  :class:`~sklearn_difftrees._core.tree.ObliqueTree` (``tree_``) offers:
+  ``apply``, ``decision_path``, ``get_depth``, ``get_n_leaves`` and
+  ``feature_importances_``.
+* :class:`BaseGradientTree` — the ``fit`` of the gradient-trained ones: input
+  validation, weights, internal standardization, the validation split, the
+  shared torch training loop (imported lazily), and the hand-over from the
+  trained torch module to a torch-free ``tree_``. A method only supplies its
+  module (``_build_module``), its regularizer (``_penalty``) and how to turn the
+  trained module into node weights in the standardized space
+  (``_module_to_splits``).
+* :class:`TreeClassifierMixin` / :class:`TreeRegressorMixin` — the task half:
+  target encoding and scaling, the loss, the leaf values and the
+  ``predict*`` methods. Public estimators put them on the left:
+  ``class DGTClassifier(TreeClassifierMixin, _BaseDGT)``.
+"""
+
+from abc import ABCMeta, abstractmethod
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, is_classifier
+from sklearn.metrics import r2_score
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from .._compat import Interval, RealNotInt, StrOptions, _fit_context
+from .tree import ObliqueTree
+from .validation import (
+    check_fit_data,
+    check_predict_data,
+    encode_classification_target,
+    fit_standardizer,
+    validation_split,
+)
+
+__all__ = [
+    "BaseObliqueTree",
+    "BaseGradientTree",
+    "TreeClassifierMixin",
+    "TreeRegressorMixin",
+    "TRAINING_PARAMETER_CONSTRAINTS",
+]
+
+#: Constraints of the training-loop parameters, identical for every
+#: gradient-trained estimator (merged into each ``_parameter_constraints``).
+TRAINING_PARAMETER_CONSTRAINTS = {
+    "max_iter": [Interval(Integral, 1, None, closed="left")],
+    "batch_size": [Interval(Integral, 1, None, closed="left")],
+    "learning_rate": [Interval(Real, 0, None, closed="neither")],
+    "optimizer": [StrOptions({"adam", "rmsprop", "sgd"})],
+    "momentum": [Interval(Real, 0, 1, closed="left")],
+    "lr_schedule": [StrOptions({"constant", "cosine"})],
+    "grad_clip": [Interval(Real, 0, None, closed="neither"), None],
+    "early_stopping": ["boolean"],
+    "validation_fraction": [Interval(RealNotInt, 0, 1, closed="neither")],
+    "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+    "tol": [Interval(Real, 0, None, closed="left")],
+    "random_state": ["random_state"],
+    "device": [StrOptions({"auto", "cpu", "cuda"})],
+    "verbose": ["verbose"],
+    "warm_start": ["boolean"],
+}
+
+
+class BaseObliqueTree(BaseEstimator, metaclass=ABCMeta):
+    """Routing methods of every estimator holding a hard oblique ``tree_``."""
+
+    def apply(self, X):
+        """Return the index of the leaf that each sample is predicted as.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        X_leaves : ndarray of shape (n_samples,)
+            Heap index (``2**max_depth - 1`` ... ``2**(max_depth + 1) - 2``) of
+            the leaf each sample reaches.
+        """
+        check_is_fitted(self)
+        return self.tree_.apply(check_predict_data(self, X))
+
+    def decision_path(self, X):
+        """Return the decision path in the tree.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        indicator : sparse matrix of shape (n_samples, n_nodes)
+            CSR indicator; nonzero ``(i, j)`` means sample ``i`` goes through
+            node ``j`` (heap order, ``n_nodes = 2**(max_depth + 1) - 1``).
+        """
+        check_is_fitted(self)
+        return self.tree_.decision_path(check_predict_data(self, X))
+
+    def get_depth(self):
+        """Depth of the fitted tree (deepest node reached by training data)."""
+        check_is_fitted(self)
+        return self.tree_.depth
+
+    def get_n_leaves(self):
+        """Number of leaves that training samples reach."""
+        check_is_fitted(self)
+        return self.tree_.n_leaves
+
+    @property
+    def feature_importances_(self):
+        """Normalized oblique-split importances, shape (n_features,).
+
+        For every internal node that training samples pass through, the
+        absolute weight of each feature *on the standardized scale*
+        (``|w_j| * std_j``, so that importances do not depend on feature units)
+        is weighted by the fraction of the training weight passing through the
+        node; the sums over nodes are normalized to add up to one.
+        """
+        check_is_fitted(self)
+        tree = self.tree_
+        n_int = tree.n_internal
+        frac = tree.n_node_samples[:n_int] / max(tree.n_node_samples[0], 1e-300)
+        frac = frac * tree.active[:n_int]
+        imp = frac @ (np.abs(tree.weights) * self._feature_scale)
+        total = imp.sum()
+        return imp / total if total > 0 else imp
+
+
+class BaseGradientTree(BaseObliqueTree):
+    """``fit`` of the estimators trained by gradient descent in torch."""
+
+    _parameter_constraints = dict(TRAINING_PARAMETER_CONSTRAINTS)
+
+    @abstractmethod
+    def _build_module(self, n_features, n_outputs):
+        """Return a fresh ``nn.Module`` mapping standardized X to raw outputs."""
+
+    @abstractmethod
+    def _module_to_splits(self, module):
+        """Node weights and biases (float64) in the standardized input space."""
+
+    def _penalty(self, module):
+        """Regularization added to every batch loss (``None``: none)."""
+        return None
+
+    def _module_to_leaf_params(self, module):
+        """Leaf parameters (n_leaves, n_outputs) in the training output space."""
+        return module.leaf.detach().cpu().double().numpy()
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Train the tree by gradient descent, then freeze it into ``tree_``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data; standardized internally (the fitted tree works on
+            raw features).
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            Target values (class labels for classifiers).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights multiplying each sample's loss. Samples of
+            zero weight are dropped before training.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        X, y, sample_weight = check_fit_data(
+            self, X, y, sample_weight, multi_output=not is_classifier(self)
+        )
+        warm = self.warm_start and hasattr(self, "_module_state")
+        Y, sample_weight, n_outputs = self._prepare_target(y, sample_weight, warm)
+        if not warm:
+            self._feature_mean, self._feature_scale = fit_standardizer(X, sample_weight)
+        Z = ((X - self._feature_mean) / self._feature_scale).astype(np.float32)
+
+        keep = np.flatnonzero(sample_weight > 0)  # zero weight == not in the data
+        Z_fit, Y_fit, w_fit = Z[keep], Y[keep], sample_weight[keep]
+        w_fit = w_fit / w_fit.mean()
+        rng = check_random_state(self.random_state)
+        seed = int(rng.randint(np.iinfo(np.int32).max))
+
+        val = None
+        if self.early_stopping:
+            tr, va = validation_split(
+                Z_fit.shape[0],
+                self.validation_fraction,
+                rng,
+                stratify=Y_fit if is_classifier(self) else None,
+            )
+            val = (Z_fit[va], Y_fit[va], w_fit[va])
+            Z_fit, Y_fit, w_fit = Z_fit[tr], Y_fit[tr], w_fit[tr]
+
+        import torch  # the only place a fit imports torch
+
+        from ._trainer import resolve_device, seeded, to_tensor, train
+
+        device = resolve_device(self.device)
+        with seeded(seed):
+            module = self._build_module(X.shape[1], n_outputs)
+        if warm:
+            module.load_state_dict({k: torch.from_numpy(v) for k, v in self._module_state.items()})
+        module.to(device)
+        ydtype = torch.long if is_classifier(self) else torch.float32
+
+        def pack(Zp, Yp, wp):
+            return to_tensor(Zp, device), to_tensor(Yp, device, ydtype), to_tensor(wp, device)
+
+        history = train(
+            module,
+            self._loss_fn,
+            pack(Z_fit, Y_fit, w_fit),
+            validation_data=None if val is None else pack(*val),
+            score_fn=self._score_fn,
+            penalty_fn=self._penalty,
+            max_iter=self.max_iter,
+            batch_size=self.batch_size,
+            learning_rate=self.learning_rate,
+            optimizer=self.optimizer,
+            momentum=self.momentum,
+            lr_schedule=self.lr_schedule,
+            grad_clip=self.grad_clip,
+            early_stopping=self.early_stopping,
+            n_iter_no_change=self.n_iter_no_change,
+            tol=self.tol,
+            seed=seed,
+            verbose=self.verbose,
+            name=type(self).__name__,
+        )
+        module.cpu()
+        self.device_ = str(device)
+        self._module_state = {k: v.detach().numpy().copy() for k, v in module.state_dict().items()}
+        self.n_iter_ = history.n_iter
+        self.loss_curve_ = history.loss_curve
+        self.best_loss_ = history.best_loss
+        if self.early_stopping:
+            self.validation_scores_ = history.validation_scores
+            self.best_validation_score_ = history.best_validation_score
+        else:
+            self.validation_scores_ = None
+            self.best_validation_score_ = None
+
+        # Hand-over: fold the standardization into float64 node weights.
+        W_std, b_std = self._module_to_splits(module)
+        weights = W_std / self._feature_scale
+        bias = b_std - W_std @ (self._feature_mean / self._feature_scale)
+        value = self._leaf_values(self._module_to_leaf_params(module))
+        self.tree_ = ObliqueTree(weights, bias, value).finalize(X, sample_weight)
+        return self
+
+
+class TreeClassifierMixin(ClassifierMixin):
+    """Classification half of a tree estimator (softmax leaves)."""
+
+    def _prepare_target(self, y, sample_weight, warm):
+        old = getattr(self, "classes_", None) if warm else None
+        y_enc, sample_weight = encode_classification_target(self, y, sample_weight)
+        if old is not None and not np.array_equal(old, self.classes_):
+            raise ValueError(
+                f"warm_start=True requires the classes seen in the first fit {old}; "
+                f"got {self.classes_}."
+            )
+        self.n_outputs_ = 1
+        return y_enc, sample_weight, self.n_classes_
+
+    @staticmethod
+    def _loss_fn(logits, y):
+        import torch.nn.functional as F
+
+        return F.cross_entropy(logits, y, reduction="none")
+
+    @staticmethod
+    def _score_fn(logits, y, w):
+        return float(((logits.argmax(1) == y).float() * w).sum() / w.sum())
+
+    def _leaf_values(self, logits):
+        z = logits - logits.max(axis=1, keepdims=True)
+        p = np.exp(z)
+        return p / p.sum(axis=1, keepdims=True)
+
+    def predict_proba(self, X):
+        """Class probabilities of the leaf each sample reaches.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Columns follow ``classes_``.
+        """
+        check_is_fitted(self)
+        return self.tree_.predict(check_predict_data(self, X))
+
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba`."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    def predict(self, X):
+        """Predicted class (the most probable class of the reached leaf)."""
+        proba = self.predict_proba(X)
+        return self.classes_.take(np.argmax(proba, axis=1))
+
+
+class TreeRegressorMixin(RegressorMixin):
+    """Regression half of a tree estimator (standardized targets, squared loss)."""
+
+    def _prepare_target(self, y, sample_weight, warm):
+        y = np.asarray(y, dtype=np.float64)
+        if y.ndim == 1:
+            y = y[:, None]
+        if warm and y.shape[1] != self.n_outputs_:
+            raise ValueError(
+                f"warm_start=True requires {self.n_outputs_} target columns; got {y.shape[1]}."
+            )
+        self.n_outputs_ = y.shape[1]
+        if not warm:
+            self._target_mean, self._target_scale = fit_standardizer(y, sample_weight)
+        Y = ((y - self._target_mean) / self._target_scale).astype(np.float32)
+        return Y, sample_weight, self.n_outputs_
+
+    @staticmethod
+    def _loss_fn(pred, y):
+        return ((pred - y) ** 2).mean(dim=1)
+
+    @staticmethod
+    def _score_fn(pred, y, w):
+        return r2_score(y.cpu().numpy(), pred.cpu().numpy(), sample_weight=w.cpu().numpy())
+
+    def _leaf_values(self, theta):
+        return theta * self._target_scale + self._target_mean
+
+    def predict(self, X):
+        """Predicted target: the value of the leaf each sample reaches.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+        """
+        check_is_fitted(self)
+        pred = self.tree_.predict(check_predict_data(self, X))
+        return pred[:, 0] if self.n_outputs_ == 1 else pred

@@ -1,0 +1,232 @@
+"""The fitted oblique tree every hard-routing estimator holds as ``tree_``.
+
+An :class:`ObliqueTree` is a complete binary tree of depth ``max_depth`` in heap
+order (see :mod:`sklearn_difftrees._core.topology`) stored as plain numpy
+arrays, so it pickles with numpy alone and predicts through the compiled
+router in ``cython_src/_routing.pyx`` without torch.
+
+Routing rule (the same for every method): at internal node ``i`` a sample goes
+right iff ``weights[i] @ x + bias[i] > 0``, left otherwise (ties go left).
+The weights live in the *original* input space: whatever preprocessing a
+method trains with (standardization, DGT's linear over-parameterization, ...)
+is folded into ``weights``/``bias`` in float64 before the tree is built.
+
+Nodes that no training sample reaches are marked inactive (``active``). A test
+sample may still be routed into an inactive leaf; that leaf then predicts the
+training-weighted mean value of the leaves below its deepest active ancestor
+(see :meth:`ObliqueTree.finalize`).
+"""
+
+import numpy as np
+from scipy import sparse
+
+from .._kernels._routing import _apply_oblique, _path_oblique
+from . import topology
+
+__all__ = ["ObliqueTree"]
+
+
+class ObliqueTree:
+    """Complete oblique binary tree with hard routing.
+
+    Parameters
+    ----------
+    weights : array-like of shape (2**max_depth - 1, n_features)
+        Split weight vector of every internal node, in the input space.
+    bias : array-like of shape (2**max_depth - 1,)
+        Split bias of every internal node.
+    value : array-like of shape (2**max_depth, n_outputs)
+        Prediction of every leaf, leaves ordered left to right. Classifiers
+        store class probabilities, regressors the (unscaled) target values.
+
+    Attributes
+    ----------
+    max_depth : int
+        Depth of the complete tree.
+    n_features : int
+        Number of input features.
+    n_outputs : int
+        Number of values stored per leaf.
+    active : ndarray of shape (2**(max_depth + 1) - 1,), dtype bool
+        Whether a training sample reaches each node (heap order). All ``True``
+        until :meth:`finalize` is called.
+    n_node_samples : ndarray of shape (2**(max_depth + 1) - 1,), dtype float64
+        Total training sample weight that reaches each node (zeros until
+        :meth:`finalize`).
+    """
+
+    def __init__(self, weights, bias, value):
+        self.weights = np.ascontiguousarray(weights, dtype=np.float64)
+        self.bias = np.ascontiguousarray(bias, dtype=np.float64)
+        self.value = np.ascontiguousarray(value, dtype=np.float64)
+        if self.value.ndim == 1:
+            self.value = self.value[:, None]
+        n_int = self.weights.shape[0]
+        depth = int(round(np.log2(n_int + 1)))
+        if (
+            self.weights.ndim != 2
+            or topology.n_internal(depth) != n_int
+            or self.bias.shape != (n_int,)
+            or self.value.shape[0] != topology.n_leaves(depth)
+        ):
+            raise ValueError(
+                "Inconsistent oblique tree arrays: weights "
+                f"{self.weights.shape}, bias {self.bias.shape}, value "
+                f"{self.value.shape}; expected (2**D - 1, p), (2**D - 1,), "
+                "(2**D, k) for some depth D."
+            )
+        self.max_depth = depth
+        self.n_features = self.weights.shape[1]
+        self.n_outputs = self.value.shape[1]
+        self.active = np.ones(topology.n_nodes(depth), dtype=bool)
+        self.n_node_samples = np.zeros(topology.n_nodes(depth), dtype=np.float64)
+
+    # ------------------------------------------------------------------ sizes
+    @property
+    def n_internal(self):
+        return topology.n_internal(self.max_depth)
+
+    @property
+    def node_count(self):
+        """Number of active nodes (internal nodes and leaves)."""
+        return int(self.active.sum())
+
+    @property
+    def n_leaves(self):
+        """Number of active leaves."""
+        return int(self.active[self.n_internal :].sum())
+
+    @property
+    def depth(self):
+        """Depth of the deepest active leaf."""
+        return int(topology.node_depth(np.flatnonzero(self.active)).max())
+
+    # ---------------------------------------------------------------- routing
+    def _check_input(self, X):
+        if X.ndim != 2 or X.shape[1] != self.n_features:
+            raise ValueError(
+                f"X has shape {X.shape}; this tree routes arrays with "
+                f"{self.n_features} features."
+            )
+        if X.dtype not in (np.float32, np.float64):
+            X = X.astype(np.float64)
+        # Read-only arrays are fine (the kernel takes const views); only
+        # non-contiguous ones are copied.
+        return np.ascontiguousarray(X)
+
+    def apply(self, X):
+        """Heap index of the leaf each row of ``X`` reaches.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features), float32 or float64
+
+        Returns
+        -------
+        leaves : ndarray of shape (n_samples,), dtype int64
+        """
+        X = self._check_input(X)
+        out = np.empty(X.shape[0], dtype=np.int64)
+        if self.max_depth == 0:
+            out[:] = 0
+        else:
+            _apply_oblique(X, self.weights, self.bias, self.max_depth, out)
+        return out
+
+    def decision_path(self, X):
+        """CSR indicator of the nodes each row visits (columns: heap indices)."""
+        X = self._check_input(X)
+        n = X.shape[0]
+        path = np.empty((n, self.max_depth + 1), dtype=np.int64)
+        if self.max_depth == 0:
+            path[:] = 0
+        else:
+            _path_oblique(X, self.weights, self.bias, self.max_depth, path)
+        indptr = np.arange(0, n * (self.max_depth + 1) + 1, self.max_depth + 1)
+        data = np.ones(path.size, dtype=np.intp)
+        return sparse.csr_matrix(
+            (data, path.ravel(), indptr), shape=(n, topology.n_nodes(self.max_depth))
+        )
+
+    def leaf_values(self, leaves):
+        """Rows of ``value`` for heap leaf indices ``leaves``."""
+        return self.value[np.asarray(leaves) - self.n_internal]
+
+    def predict(self, X):
+        """Value of the leaf each row reaches, shape (n_samples, n_outputs)."""
+        return self.leaf_values(self.apply(X))
+
+    # ------------------------------------------------------------- finalizing
+    def finalize(self, X, sample_weight=None):
+        """Record which nodes the training data reaches; fill unreached leaves.
+
+        Sets ``n_node_samples`` and ``active`` from the hard routing of ``X``;
+        every inactive leaf gets the weighted mean value of the active leaves
+        below its deepest active ancestor, so that predictions never come from
+        parameters no training sample has shaped.
+        """
+        n = X.shape[0]
+        w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, float)
+        leaves = self.apply(X)
+        counts = np.bincount(
+            leaves - self.n_internal, weights=w, minlength=topology.n_leaves(self.max_depth)
+        )
+        reached = np.bincount(leaves - self.n_internal, minlength=counts.size) > 0
+        n_node = np.zeros(topology.n_nodes(self.max_depth))
+        hit = np.zeros(topology.n_nodes(self.max_depth), dtype=bool)
+        n_node[self.n_internal :] = counts
+        hit[self.n_internal :] = reached
+        for node in range(self.n_internal - 1, -1, -1):
+            n_node[node] = n_node[2 * node + 1] + n_node[2 * node + 2]
+            hit[node] = hit[2 * node + 1] or hit[2 * node + 2]
+        self.n_node_samples = n_node
+        self.active = hit
+        if hit.all():
+            return self
+        value = self.value.copy()
+        n_int = self.n_internal
+        for leaf in np.flatnonzero(~hit[n_int:]):
+            node = leaf + n_int
+            while node > 0 and not hit[node]:
+                node = (node - 1) // 2
+            below = self._leaves_below(node) - n_int
+            below = below[reached[below]]
+            wts = counts[below]
+            if wts.sum() > 0:
+                value[leaf] = wts @ self.value[below] / wts.sum()
+            else:
+                value[leaf] = self.value[below].mean(axis=0)
+        self.value = value
+        return self
+
+    def _leaves_below(self, node):
+        """Heap indices of the leaves in the subtree rooted at ``node``."""
+        lo = hi = node
+        while lo < self.n_internal:
+            lo, hi = 2 * lo + 1, 2 * hi + 2
+        return np.arange(lo, hi + 1)
+
+    # --------------------------------------------------------------- pickling
+    def __getstate__(self):
+        return {
+            "weights": self.weights,
+            "bias": self.bias,
+            "value": self.value,
+            "active": self.active,
+            "n_node_samples": self.n_node_samples,
+        }
+
+    def __setstate__(self, state):
+        self.__init__(state["weights"], state["bias"], state["value"])
+        active = np.asarray(state["active"], dtype=bool)
+        n_node = np.asarray(state["n_node_samples"], dtype=np.float64)
+        if active.shape != self.active.shape or n_node.shape != self.active.shape:
+            raise ValueError("Corrupted ObliqueTree state: node arrays have the wrong size.")
+        self.active = active
+        self.n_node_samples = n_node
+
+    def __repr__(self):
+        return (
+            f"ObliqueTree(max_depth={self.max_depth}, n_features={self.n_features}, "
+            f"n_outputs={self.n_outputs}, node_count={self.node_count})"
+        )

@@ -1,0 +1,120 @@
+"""Input validation, sample weights, scaling and validation splits.
+
+Shared by every estimator so that bad input gets the same clear error
+everywhere. Decisions taken once for the whole package:
+
+* ``X`` is validated to float32 or float64 (float32 kept, anything else cast to
+  float64), must be finite, dense and 2-D. **Sparse input is refused** with
+  scikit-learn's standard ``TypeError``: the oblique splits mix every feature,
+  so a sparse matrix would be densified anyway and the user should decide
+  when to pay that memory.
+* User arrays are never modified: the scaler and weights work on copies.
+"""
+
+import numbers
+
+import numpy as np
+from sklearn.model_selection import train_test_split
+from sklearn.utils.class_weight import compute_sample_weight
+from sklearn.utils.multiclass import check_classification_targets
+
+from .._compat import _check_sample_weight, validate_data
+
+__all__ = [
+    "check_fit_data",
+    "check_predict_data",
+    "encode_classification_target",
+    "fit_standardizer",
+    "validation_split",
+]
+
+_DTYPES = [np.float64, np.float32]
+
+
+def check_fit_data(estimator, X, y, sample_weight, *, multi_output, min_samples=2):
+    """Validate training data, set ``n_features_in_``/``feature_names_in_``.
+
+    Returns ``X`` (float32/float64, C-contiguous), ``y`` and a float64 copy of
+    ``sample_weight`` (ones when ``None``).
+    """
+    X, y = validate_data(
+        estimator,
+        X,
+        y,
+        dtype=_DTYPES,
+        order="C",
+        multi_output=multi_output,
+        y_numeric=False,
+        ensure_min_samples=min_samples,
+    )
+    sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, copy=True)
+    if np.any(sample_weight < 0):
+        raise ValueError("sample_weight must be non-negative.")
+    if not np.any(sample_weight > 0):
+        raise ValueError("sample_weight must contain at least one positive weight.")
+    return X, y, sample_weight
+
+
+def check_predict_data(estimator, X):
+    """Validate prediction-time input against what the estimator was fitted on."""
+    return validate_data(estimator, X, dtype=_DTYPES, order="C", reset=False)
+
+
+def encode_classification_target(estimator, y, sample_weight):
+    """Label-encode ``y`` and fold ``class_weight`` into the sample weights.
+
+    Sets ``classes_`` and ``n_classes_`` on ``estimator``. Raises a clear
+    error when fewer than two classes are present.
+    """
+    check_classification_targets(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y.ravel()
+    if y.ndim != 1:
+        raise ValueError(
+            f"{type(estimator).__name__} supports a single classification target; "
+            f"got y with shape {y.shape}."
+        )
+    classes, y_enc = np.unique(y, return_inverse=True)
+    if classes.size < 2:
+        raise ValueError(
+            f"{type(estimator).__name__} needs samples of at least 2 classes in the "
+            f"data, but the data contains only one class: {classes[0]!r}."
+        )
+    estimator.classes_ = classes
+    estimator.n_classes_ = int(classes.size)
+    class_weight = getattr(estimator, "class_weight", None)
+    if class_weight is not None:
+        sample_weight = sample_weight * compute_sample_weight(class_weight, y)
+    return y_enc.astype(np.int64), sample_weight
+
+
+def fit_standardizer(X, sample_weight):
+    """Weighted per-feature mean and scale (constant features get scale 1)."""
+    w = sample_weight / sample_weight.sum()
+    mean = w @ X.astype(np.float64)
+    var = w @ (X.astype(np.float64) - mean) ** 2
+    scale = np.sqrt(var)
+    scale[scale < 1e-12 * np.maximum(1.0, np.abs(mean))] = 1.0
+    return mean, scale
+
+
+def validation_split(n_samples, fraction, random_state, stratify=None):
+    """Indices ``(train, val)`` holding out ``fraction`` of the samples.
+
+    Stratified when ``stratify`` is given and every class has at least two
+    members; at least one sample on each side.
+    """
+    if n_samples < 2:
+        raise ValueError(
+            f"early_stopping needs at least 2 samples to hold out a validation set; "
+            f"got {n_samples}."
+        )
+    n_val = min(max(1, int(round(fraction * n_samples))), n_samples - 1)
+    idx = np.arange(n_samples)
+    if stratify is not None:
+        _, counts = np.unique(stratify, return_counts=True)
+        if counts.min() < 2 or n_val < counts.size or n_samples - n_val < counts.size:
+            stratify = None
+    seed = random_state if isinstance(random_state, numbers.Integral) else random_state.randint(2**31 - 1)
+    train, val = train_test_split(idx, test_size=n_val, random_state=seed, stratify=stratify)
+    return np.sort(train), np.sort(val)

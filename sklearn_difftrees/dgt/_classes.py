@@ -1,0 +1,343 @@
+"""DGT estimators: ``DGTClassifier`` and ``DGTRegressor``."""
+
+from numbers import Integral, Real
+
+import numpy as np
+
+from .._compat import Interval, StrOptions
+from .._core.base import BaseGradientTree, TreeClassifierMixin, TreeRegressorMixin
+
+__all__ = ["DGTClassifier", "DGTRegressor"]
+
+# Table 12 of the DGT paper (hidden width of both hidden layers by depth),
+# interpolated for the depths it does not list and capped (see _hidden_sizes).
+_TABLE12_DEPTH = [2, 4, 6, 8, 10]
+_TABLE12_WIDTH = [240, 600, 1008, 1530, 2046]
+#: Cap on the automatic hidden width: the collapsed tree is the same model
+#: class whatever the width, and beyond this the CPU cost of an epoch grows
+#: quadratically for no measured accuracy gain (see docs/benchmarks.md).
+AUTO_WIDTH_CAP = 256
+
+
+class _BaseDGT(BaseGradientTree):
+    """Shared parameters and model of the DGT estimators."""
+
+    _parameter_constraints = {
+        **BaseGradientTree._parameter_constraints,
+        "max_depth": [Interval(Integral, 1, 12, closed="both")],
+        "n_layers": [Interval(Integral, 1, None, closed="left")],
+        "hidden_width": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "alpha_l1": [Interval(Real, 0, None, closed="left")],
+        "alpha_l2": [Interval(Real, 0, None, closed="left")],
+    }
+
+    def __init__(
+        self,
+        *,
+        max_depth=6,
+        n_layers=3,
+        hidden_width="auto",
+        alpha_l1=0.0,
+        alpha_l2=0.0,
+        max_iter=200,
+        batch_size=128,
+        learning_rate=1e-2,
+        optimizer="rmsprop",
+        momentum=0.0,
+        lr_schedule="cosine",
+        grad_clip=1e-2,
+        early_stopping=True,
+        validation_fraction=0.1,
+        n_iter_no_change=20,
+        tol=1e-4,
+        random_state=None,
+        device="auto",
+        verbose=0,
+        warm_start=False,
+    ):
+        self.max_depth = max_depth
+        self.n_layers = n_layers
+        self.hidden_width = hidden_width
+        self.alpha_l1 = alpha_l1
+        self.alpha_l2 = alpha_l2
+        self.max_iter = max_iter
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.optimizer = optimizer
+        self.momentum = momentum
+        self.lr_schedule = lr_schedule
+        self.grad_clip = grad_clip
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.random_state = random_state
+        self.device = device
+        self.verbose = verbose
+        self.warm_start = warm_start
+
+    def _hidden_sizes(self):
+        """Widths of the ``n_layers - 1`` hidden layers."""
+        if self.hidden_width == "auto":
+            width = int(np.interp(self.max_depth, _TABLE12_DEPTH, _TABLE12_WIDTH))
+            width = min(width, AUTO_WIDTH_CAP)
+        else:
+            width = self.hidden_width
+        return (width,) * (self.n_layers - 1)
+
+    def _build_module(self, n_features, n_outputs):
+        from ._module import DGTModule
+
+        return DGTModule(n_features, self.max_depth, n_outputs, self._hidden_sizes())
+
+    def _penalty(self, module):
+        if not (self.alpha_l1 or self.alpha_l2):
+            return None
+        total = 0.0
+        for layer in module.layers:
+            if self.alpha_l1:
+                total = total + self.alpha_l1 * layer.weight.abs().sum()
+            if self.alpha_l2:
+                total = total + self.alpha_l2 * (layer.weight**2).sum()
+        return total
+
+    def _module_to_splits(self, module):
+        return module.collapse()
+
+
+_DOC_PARAMS = """
+    Parameters
+    ----------
+    max_depth : int, default=6
+        Height of the complete tree (``2**max_depth`` leaves); 1 to 12.
+    n_layers : int, default=3
+        Number ``L`` of linear layers of the over-parameterization
+        ``W_L ... W_1`` (``L - 1`` hidden layers); ``1`` trains the node
+        weights directly. The product is collapsed (in float64) into one
+        oblique split per node at the end of fit.
+    hidden_width : int or "auto", default="auto"
+        Width of every hidden layer. ``"auto"`` follows the paper's Table 12
+        (240, 600, 1008, 1530, 2046 for depths 2, 4, 6, 8, 10, interpolated in
+        between) capped at 256 so that a default fit stays fast on a CPU.
+    alpha_l1, alpha_l2 : float, default=0.0
+        L1 / L2 penalties on the over-parameterized node weights.
+    max_iter : int, default=200
+        Maximum number of epochs.
+    batch_size : int, default=128
+        Mini-batch size.
+    learning_rate : float, default=1e-2
+        Initial learning rate.
+    optimizer : {"rmsprop", "adam", "sgd"}, default="rmsprop"
+        Optimizer (RMSprop with ``eps=1e-5`` as in the authors' code).
+    momentum : float, default=0.0
+        Momentum of RMSprop / SGD (ignored by Adam).
+    lr_schedule : {"cosine", "constant"}, default="cosine"
+        ``"cosine"``: cosine annealing with warm restarts, four cycles over
+        ``max_iter`` epochs (three restarts, as in the paper).
+    grad_clip : float or None, default=1e-2
+        Maximum gradient norm (``None`` disables clipping).
+    early_stopping : bool, default=True
+        Hold out ``validation_fraction`` of the training data (stratified for
+        classifiers), stop when the validation loss has not improved by
+        ``tol`` for ``n_iter_no_change`` epochs, and restore the weights of the
+        best epoch. When False, the training loss is monitored instead and
+        the last weights are kept.
+    validation_fraction : float, default=0.1
+        Fraction of the training data held out for early stopping.
+    n_iter_no_change : int, default=20
+        Patience of the stopping rule, in epochs.
+    tol : float, default=1e-4
+        Minimum improvement of the monitored loss.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the initialization, the validation split and the shuffling
+        through private generators (the global RNGs of numpy and torch are
+        left untouched). Two fits with the same integer give identical trees.
+    device : {"auto", "cpu", "cuda"}, default="auto"
+        Where to train; ``"auto"`` picks CUDA when available. Prediction is
+        always on the CPU, without torch.
+    verbose : int, default=0
+        ``0`` is silent; ``>= 1`` prints one line per epoch (loss, validation
+        loss and score, time).
+    warm_start : bool, default=False
+        Continue training the previous solution (same classes / outputs and
+        the same input scaling) instead of starting afresh.
+"""
+
+_DOC_ATTRS = """
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit (only when X has string column
+        names).
+    tree_ : ObliqueTree
+        The fitted hard oblique tree (plain numpy arrays: node weights in the
+        input space, biases, leaf values, active-node mask).
+    n_iter_ : int
+        Number of epochs run.
+    loss_curve_ : list of float
+        Mean training loss (with penalties) of every epoch.
+    best_loss_ : float
+        Smallest training loss seen.
+    validation_scores_ : list of float or None
+        Validation score of every epoch ({score}), ``None`` without early
+        stopping.
+    best_validation_score_ : float or None
+        Validation score of the epoch whose weights were kept.
+    device_ : str
+        Device the model was trained on.
+    feature_importances_ : ndarray of shape (n_features_in_,)
+        See :attr:`BaseObliqueTree.feature_importances_`.
+"""
+
+
+class DGTClassifier(TreeClassifierMixin, _BaseDGT):
+    __doc__ = (
+        """Dense Gradient Tree classifier: a hard oblique tree trained end to end.
+
+    Trains a complete oblique tree of depth ``max_depth`` by quantized gradient
+    descent (Karthikeyan et al., TMLR 2022): hard ``sign`` decisions forward,
+    straight-through gradients through the sum-form path function and a
+    softmax over paths backward, a linear over-parameterization of the node
+    weights, and cross-entropy on the reached leaf's logits. The fitted model
+    is a plain oblique tree; ``predict_proba`` returns the softmax of the
+    reached leaf's logits, computed without torch.
+
+    Inputs are standardized internally (the scaling is folded into the fitted
+    splits), so raw features can be passed directly.
+
+    Read more in the :doc:`User Guide </dgt>`.
+"""
+        + _DOC_PARAMS
+        + """    class_weight : dict, "balanced" or None, default=None
+        Weights associated with classes, multiplied into ``sample_weight``
+        (as in :class:`~sklearn.tree.DecisionTreeClassifier`).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    n_classes_ : int
+        Number of classes.
+    n_outputs_ : int
+        Always 1."""
+        + _DOC_ATTRS.format(score="accuracy")
+        + """
+    See Also
+    --------
+    DGTRegressor : The regression counterpart.
+    sklearn.tree.DecisionTreeClassifier : Greedy axis-aligned tree.
+
+    References
+    ----------
+    A. Karthikeyan, N. Jain, N. Natarajan, P. Jain. "Learning Accurate
+    Decision Trees with Bandit Feedback via Quantized Gradient Descent".
+    TMLR, 2022.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn_difftrees import DGTClassifier
+    >>> X, y = make_classification(n_samples=300, random_state=0)
+    >>> clf = DGTClassifier(max_depth=3, max_iter=20, random_state=0).fit(X, y)
+    >>> clf.predict(X[:5]).shape
+    (5,)
+    >>> clf.get_n_leaves() <= 8
+    True
+"""
+    )
+
+    _parameter_constraints = {
+        **_BaseDGT._parameter_constraints,
+        "class_weight": [dict, StrOptions({"balanced"}), None],
+    }
+
+    def __init__(
+        self,
+        *,
+        max_depth=6,
+        n_layers=3,
+        hidden_width="auto",
+        alpha_l1=0.0,
+        alpha_l2=0.0,
+        max_iter=200,
+        batch_size=128,
+        learning_rate=1e-2,
+        optimizer="rmsprop",
+        momentum=0.0,
+        lr_schedule="cosine",
+        grad_clip=1e-2,
+        early_stopping=True,
+        validation_fraction=0.1,
+        n_iter_no_change=20,
+        tol=1e-4,
+        random_state=None,
+        device="auto",
+        verbose=0,
+        warm_start=False,
+        class_weight=None,
+    ):
+        super().__init__(
+            max_depth=max_depth,
+            n_layers=n_layers,
+            hidden_width=hidden_width,
+            alpha_l1=alpha_l1,
+            alpha_l2=alpha_l2,
+            max_iter=max_iter,
+            batch_size=batch_size,
+            learning_rate=learning_rate,
+            optimizer=optimizer,
+            momentum=momentum,
+            lr_schedule=lr_schedule,
+            grad_clip=grad_clip,
+            early_stopping=early_stopping,
+            validation_fraction=validation_fraction,
+            n_iter_no_change=n_iter_no_change,
+            tol=tol,
+            random_state=random_state,
+            device=device,
+            verbose=verbose,
+            warm_start=warm_start,
+        )
+        self.class_weight = class_weight
+
+
+class DGTRegressor(TreeRegressorMixin, _BaseDGT):
+    __doc__ = (
+        """Dense Gradient Tree regressor: a hard oblique tree trained end to end.
+
+    Same model and training as :class:`DGTClassifier`, with a squared loss on
+    standardized targets (one value per leaf and output, multi-output
+    supported). The fitted model is a plain oblique tree whose leaves hold
+    the (unscaled) predictions.
+
+    Read more in the :doc:`User Guide </dgt>`.
+"""
+        + _DOC_PARAMS
+        + """
+    Attributes
+    ----------
+    n_outputs_ : int
+        Number of targets."""
+        + _DOC_ATTRS.format(score="R^2")
+        + """
+    See Also
+    --------
+    DGTClassifier : The classification counterpart.
+    sklearn.tree.DecisionTreeRegressor : Greedy axis-aligned tree.
+
+    References
+    ----------
+    A. Karthikeyan, N. Jain, N. Natarajan, P. Jain. "Learning Accurate
+    Decision Trees with Bandit Feedback via Quantized Gradient Descent".
+    TMLR, 2022.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_regression
+    >>> from sklearn_difftrees import DGTRegressor
+    >>> X, y = make_regression(n_samples=300, n_features=5, random_state=0)
+    >>> reg = DGTRegressor(max_depth=3, max_iter=20, random_state=0).fit(X, y)
+    >>> reg.predict(X[:2]).shape
+    (2,)
+"""
+    )
