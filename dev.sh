@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# One-stop set-up and entry points (see README.md).
+#   bash dev.sh demo    # set up, then train on bundled real data and print a table
+#   bash dev.sh test    # set up, then run the test suite
+#   bash dev.sh bench-smoke   # set up, then a tiny run of every benchmark script
+# Set-up (idempotent): a virtualenv in $VENV (default .venv), the CPU build of
+# torch==2.13.0 first (an unpinned torch pulls GPU packages), then this
+# package built from source (needs a C compiler) with its test extras.
+set -euo pipefail
+cd "$(dirname "$0")"
+VENV=${VENV:-.venv}
+PYTHON=${PYTHON:-python3}
+
+setup() {
+    if [ ! -x "$VENV/bin/python" ]; then
+        "$PYTHON" -m venv "$VENV"
+    fi
+    local py="$VENV/bin/python"
+    "$py" -m pip install -q --upgrade pip
+    "$py" -m pip install -q "torch==2.13.0"
+    "$py" -m pip install -q -e ".[test]"
+}
+
+cmd=${1:-}
+case "$cmd" in
+    demo)
+        setup
+        "$VENV/bin/python" -m sklearn_difftrees.demo
+        ;;
+    test)
+        setup
+        "$VENV/bin/python" -m pytest -q
+        ;;
+    bench-smoke)
+        setup
+        for script in benchmarks/bench_*.py; do
+            echo "== $script --smoke"
+            "$VENV/bin/python" "$script" --smoke
+        done
+        ;;
+    *)
+        echo "usage: bash dev.sh {demo|test|bench-smoke}" >&2
+        exit 2
+        ;;
+esac
