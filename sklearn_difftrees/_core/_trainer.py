@@ -156,7 +156,7 @@ def train(
                 loss = loss + penalty
             if not torch.isfinite(loss):
                 raise FloatingPointError(
-                    f"{name} diverged: the training loss became {float(loss)} at epoch "
+                    f"{name} diverged: the training loss became {float(loss.detach())} at epoch "
                     f"{epoch}. Try a smaller learning_rate (currently {learning_rate}) "
                     "or enable grad_clip."
                 )

@@ -248,10 +248,26 @@ class BaseGradientTree(BaseObliqueTree):
 
         # Hand-over: fold the standardization into float64 node weights.
         W_std, b_std = self._module_to_splits(module)
+        # A feature constant over the training rows carries no information and
+        # its weights were never trained (its standardized column is ~0): drop
+        # them, so that neither routing nor importances depend on their init.
+        constant = np.ptp(X[keep], axis=0) == 0
+        W_std = np.where(constant, 0.0, W_std)
         weights = W_std / self._feature_scale
         bias = b_std - W_std @ (self._feature_mean / self._feature_scale)
-        value = self._leaf_values(self._module_to_leaf_params(module))
-        self.tree_ = ObliqueTree(weights, bias, value).finalize(X, sample_weight)
+        leaf_params = self._module_to_leaf_params(module)
+        tree = ObliqueTree(weights, bias, leaf_params)
+        if getattr(self, "refit_leaves", False):
+            # Closed-form leaf step: with the routing frozen, the leaf values
+            # that minimize the training loss (all fit rows, validation
+            # included) are class proportions / weighted means.
+            leaves = tree.apply(X[keep]) - tree.n_internal
+            leaf_params = self._refit_leaf_params(
+                leaves, Y[keep], sample_weight[keep], leaf_params
+            )
+        value = self._leaf_values(leaf_params)
+        tree.value = np.ascontiguousarray(value, dtype=np.float64)
+        self.tree_ = tree.finalize(X, sample_weight)
         return self
 
 
@@ -268,6 +284,25 @@ class TreeClassifierMixin(ClassifierMixin):
             )
         self.n_outputs_ = 1
         return y_enc, sample_weight, self.n_classes_
+
+    def _refit_leaf_params(self, leaves, y_enc, w, logits):
+        """Leaf logits = log of the smoothed weighted class proportions.
+
+        One pseudo-sample distributed as the (Laplace-smoothed) class prior is
+        added to each leaf so that no probability is exactly zero. Leaves without
+        training samples keep their trained logits.
+        """
+        K = self.n_classes_
+        counts = np.zeros((logits.shape[0], K))
+        np.add.at(counts, (leaves, y_enc), w)
+        # Laplace-smoothed prior: strictly positive even for a class whose
+        # samples all have zero weight.
+        prior = (np.bincount(y_enc, weights=w, minlength=K) + 1.0) / (w.sum() + K)
+        reached = counts.sum(axis=1) > 0
+        out = logits.copy()
+        proba = (counts + prior) / (counts.sum(axis=1, keepdims=True) + 1.0)
+        out[reached] = np.log(proba[reached])
+        return out
 
     @staticmethod
     def _loss_fn(logits, y):
@@ -306,12 +341,20 @@ class TreeClassifierMixin(ClassifierMixin):
 
     def predict(self, X):
         """Predicted class (the most probable class of the reached leaf)."""
-        proba = self.predict_proba(X)
-        return self.classes_.take(np.argmax(proba, axis=1))
+        check_is_fitted(self)
+        leaves = self.tree_.apply(check_predict_data(self, X))
+        # argmax once per leaf, not once per sample over gathered rows.
+        leaf_class = np.argmax(self.tree_.value, axis=1)
+        return self.classes_.take(leaf_class[leaves - self.tree_.n_internal])
 
 
 class TreeRegressorMixin(RegressorMixin):
     """Regression half of a tree estimator (standardized targets, squared loss)."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True  # one value per leaf and output
+        return tags
 
     def _prepare_target(self, y, sample_weight, warm):
         y = np.asarray(y, dtype=np.float64)
@@ -326,6 +369,20 @@ class TreeRegressorMixin(RegressorMixin):
             self._target_mean, self._target_scale = fit_standardizer(y, sample_weight)
         Y = ((y - self._target_mean) / self._target_scale).astype(np.float32)
         return Y, sample_weight, self.n_outputs_
+
+    def _refit_leaf_params(self, leaves, Y, w, theta):
+        """Leaf values = weighted means of the (scaled) targets reaching them.
+
+        Leaves without training samples keep their trained values.
+        """
+        n_leaves = theta.shape[0]
+        wsum = np.bincount(leaves, weights=w, minlength=n_leaves)
+        out = theta.copy()
+        reached = wsum > 0
+        for k in range(Y.shape[1]):
+            sums = np.bincount(leaves, weights=w * Y[:, k], minlength=n_leaves)
+            out[reached, k] = sums[reached] / wsum[reached]
+        return out
 
     @staticmethod
     def _loss_fn(pred, y):

@@ -48,7 +48,7 @@ def _split_text(est, node, names, top_k, decimals):
     lhs = "".join(terms) if terms else "0"
     if len(nonzero) > len(shown):
         lhs += f" (+{len(nonzero) - len(shown)} more)"
-    return lhs, f"{-est.tree_.bias[node]:.{decimals + 1}g}"
+    return lhs, f"{-est.tree_.bias[node] + 0.0:.{decimals + 1}g}"
 
 
 def _leaf_text(est, leaf_row, class_names, decimals):

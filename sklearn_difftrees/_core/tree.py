@@ -56,9 +56,10 @@ class ObliqueTree:
     """
 
     def __init__(self, weights, bias, value):
-        self.weights = np.ascontiguousarray(weights, dtype=np.float64)
-        self.bias = np.ascontiguousarray(bias, dtype=np.float64)
-        self.value = np.ascontiguousarray(value, dtype=np.float64)
+        # Private copies: the tree never aliases (or later mutates) caller arrays.
+        self.weights = np.array(weights, dtype=np.float64, order="C")
+        self.bias = np.array(bias, dtype=np.float64, order="C")
+        self.value = np.array(value, dtype=np.float64, order="C")
         if self.value.ndim == 1:
             self.value = self.value[:, None]
         n_int = self.weights.shape[0]
@@ -171,7 +172,8 @@ class ObliqueTree:
         counts = np.bincount(
             leaves - self.n_internal, weights=w, minlength=topology.n_leaves(self.max_depth)
         )
-        reached = np.bincount(leaves - self.n_internal, minlength=counts.size) > 0
+        # Zero-weight rows are not training data: they do not activate nodes.
+        reached = np.bincount(leaves[w > 0] - self.n_internal, minlength=counts.size) > 0
         n_node = np.zeros(topology.n_nodes(self.max_depth))
         hit = np.zeros(topology.n_nodes(self.max_depth), dtype=bool)
         n_node[self.n_internal :] = counts

@@ -89,7 +89,13 @@ def encode_classification_target(estimator, y, sample_weight):
 
 
 def fit_standardizer(X, sample_weight):
-    """Weighted per-feature mean and scale (constant features get scale 1)."""
+    """Weighted per-feature mean and scale (constant features get scale 1).
+
+    Zero-weight rows are dropped first, so that the result is bit-identical to
+    the one computed without them (not only equal up to rounding).
+    """
+    keep = sample_weight > 0
+    X, sample_weight = X[keep], sample_weight[keep]
     w = sample_weight / sample_weight.sum()
     mean = w @ X.astype(np.float64)
     var = w @ (X.astype(np.float64) - mean) ** 2

@@ -29,6 +29,7 @@ class _BaseDGT(BaseGradientTree):
         "hidden_width": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "alpha_l1": [Interval(Real, 0, None, closed="left")],
         "alpha_l2": [Interval(Real, 0, None, closed="left")],
+        "refit_leaves": ["boolean"],
     }
 
     def __init__(
@@ -39,6 +40,7 @@ class _BaseDGT(BaseGradientTree):
         hidden_width="auto",
         alpha_l1=0.0,
         alpha_l2=0.0,
+        refit_leaves=True,
         max_iter=200,
         batch_size=128,
         learning_rate=1e-2,
@@ -60,6 +62,7 @@ class _BaseDGT(BaseGradientTree):
         self.hidden_width = hidden_width
         self.alpha_l1 = alpha_l1
         self.alpha_l2 = alpha_l2
+        self.refit_leaves = refit_leaves
         self.max_iter = max_iter
         self.batch_size = batch_size
         self.learning_rate = learning_rate
@@ -108,8 +111,10 @@ class _BaseDGT(BaseGradientTree):
 _DOC_PARAMS = """
     Parameters
     ----------
-    max_depth : int, default=6
+    max_depth : int, default=6 (classifier) or 8 (regressor)
         Height of the complete tree (``2**max_depth`` leaves); 1 to 12.
+        Regression gets a deeper default because a piecewise-constant fit
+        needs more leaves than a classifier needs regions.
     n_layers : int, default=3
         Number ``L`` of linear layers of the over-parameterization
         ``W_L ... W_1`` (``L - 1`` hidden layers); ``1`` trains the node
@@ -121,6 +126,12 @@ _DOC_PARAMS = """
         between) capped at 256 so that a default fit stays fast on a CPU.
     alpha_l1, alpha_l2 : float, default=0.0
         L1 / L2 penalties on the over-parameterized node weights.
+    refit_leaves : bool, default=True
+        After training, with the splits frozen, set every leaf to the exact
+        minimizer of the training loss for the samples it receives: smoothed
+        weighted class proportions (classifier) or the weighted mean target
+        (regressor). When False, the leaves keep the values trained by
+        gradient descent (the paper's procedure).
     max_iter : int, default=200
         Maximum number of epochs.
     batch_size : int, default=128
@@ -259,6 +270,7 @@ class DGTClassifier(TreeClassifierMixin, _BaseDGT):
         hidden_width="auto",
         alpha_l1=0.0,
         alpha_l2=0.0,
+        refit_leaves=True,
         max_iter=200,
         batch_size=128,
         learning_rate=1e-2,
@@ -282,6 +294,7 @@ class DGTClassifier(TreeClassifierMixin, _BaseDGT):
             hidden_width=hidden_width,
             alpha_l1=alpha_l1,
             alpha_l2=alpha_l2,
+            refit_leaves=refit_leaves,
             max_iter=max_iter,
             batch_size=batch_size,
             learning_rate=learning_rate,
@@ -341,3 +354,52 @@ class DGTRegressor(TreeRegressorMixin, _BaseDGT):
     (2,)
 """
     )
+
+    def __init__(
+        self,
+        *,
+        max_depth=8,
+        n_layers=3,
+        hidden_width="auto",
+        alpha_l1=0.0,
+        alpha_l2=0.0,
+        refit_leaves=True,
+        max_iter=200,
+        batch_size=128,
+        learning_rate=1e-2,
+        optimizer="rmsprop",
+        momentum=0.0,
+        lr_schedule="cosine",
+        grad_clip=1e-2,
+        early_stopping=True,
+        validation_fraction=0.1,
+        n_iter_no_change=20,
+        tol=1e-4,
+        random_state=None,
+        device="auto",
+        verbose=0,
+        warm_start=False,
+    ):
+        super().__init__(
+            max_depth=max_depth,
+            n_layers=n_layers,
+            hidden_width=hidden_width,
+            alpha_l1=alpha_l1,
+            alpha_l2=alpha_l2,
+            refit_leaves=refit_leaves,
+            max_iter=max_iter,
+            batch_size=batch_size,
+            learning_rate=learning_rate,
+            optimizer=optimizer,
+            momentum=momentum,
+            lr_schedule=lr_schedule,
+            grad_clip=grad_clip,
+            early_stopping=early_stopping,
+            validation_fraction=validation_fraction,
+            n_iter_no_change=n_iter_no_change,
+            tol=tol,
+            random_state=random_state,
+            device=device,
+            verbose=verbose,
+            warm_start=warm_start,
+        )

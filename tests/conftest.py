@@ -1,0 +1,32 @@
+"""Shared fixtures of the test suite.
+
+Torch is limited to one thread at import time: the suite runs on small
+machines and many tiny fits are slower, not faster, with a thread pool.
+"""
+
+import numpy as np
+import pytest
+
+try:  # torch is a training-time dependency; keep the suite single-threaded.
+    import torch
+
+    torch.set_num_threads(1)
+except ImportError:  # pragma: no cover - torch is a hard dependency of fit
+    torch = None
+
+from sklearn_difftrees.datasets import load_dataset
+
+
+def load_bundled(name, n_max=None, random_state=0):
+    """``(X, y)`` of a bundled dataset, optionally subsampled to ``n_max`` rows."""
+    X, y = load_dataset(name, return_X_y=True)
+    if n_max is not None and X.shape[0] > n_max:
+        idx = np.random.RandomState(random_state).choice(X.shape[0], n_max, replace=False)
+        X, y = X[np.sort(idx)], y[np.sort(idx)]
+    return X, y
+
+
+@pytest.fixture(scope="session")
+def bundled():
+    """Loader of bundled datasets: ``bundled("pima", n_max=300)`` -> ``(X, y)``."""
+    return load_bundled

@@ -1,0 +1,129 @@
+"""Fitted estimators unpickle and predict in a process where torch cannot be imported."""
+
+import pickle
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification, make_regression
+
+from sklearn_difftrees import DGTClassifier, DGTRegressor
+
+# A meta-path finder that makes ``import torch`` (and any ``torch.*``) fail,
+# as on a machine where torch is not installed.
+BLOCK_TORCH = textwrap.dedent(
+    """
+    import sys
+
+    class _BlockTorch:
+        def find_spec(self, name, path=None, target=None):
+            if name == "torch" or name.startswith("torch."):
+                raise ImportError(f"torch is blocked in this process ({name})")
+            return None
+
+    sys.meta_path.insert(0, _BlockTorch())
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        raise SystemExit("the torch blocker does not work")
+    """
+)
+
+
+def _run_child(code, tmp_path):
+    script = tmp_path / "child.py"
+    script.write_text(BLOCK_TORCH + textwrap.dedent(code))
+    proc = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, f"child failed:\n{proc.stdout}\n{proc.stderr}"
+    return proc.stdout
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("cls", [DGTClassifier, DGTRegressor])
+def test_unpickle_and_predict_without_torch(cls, tmp_path):
+    if cls is DGTClassifier:
+        X, y = make_classification(200, 5, n_informative=3, n_classes=3, random_state=0)
+        y = np.array(["a", "b", "c"])[y]  # object labels survive too
+    else:
+        X, y = make_regression(200, 5, random_state=0)
+    est = cls(max_depth=3, max_iter=5, hidden_width=8, random_state=0).fit(X, y)
+    X_test = np.random.RandomState(1).normal(size=(50, 5))
+    expected = est.predict(X_test)
+    proba = est.predict_proba(X_test) if cls is DGTClassifier else None
+
+    model_file = tmp_path / "model.pkl"
+    with open(model_file, "wb") as f:
+        pickle.dump(est, f)
+    np.save(tmp_path / "X_test.npy", X_test)
+
+    _run_child(
+        f"""
+        import pickle
+        import numpy as np
+        with open({str(model_file)!r}, "rb") as f:
+            est = pickle.load(f)
+        X = np.load({str(tmp_path / "X_test.npy")!r})
+        np.save({str(tmp_path / "pred.npy")!r}, est.predict(X))
+        if hasattr(est, "predict_proba"):
+            np.save({str(tmp_path / "proba.npy")!r}, est.predict_proba(X))
+        est.apply(X)
+        est.decision_path(X)
+        est.feature_importances_
+        from sklearn_difftrees import export_text
+        export_text(est)
+        assert "torch" not in sys.modules, sorted(m for m in sys.modules if "torch" in m)
+        assert not any(m.startswith("torch.") for m in sys.modules)
+        print("OK")
+        """,
+        tmp_path,
+    )
+    pred = np.load(tmp_path / "pred.npy", allow_pickle=True)
+    assert pred.dtype == expected.dtype
+    np.testing.assert_array_equal(pred, expected)
+    if proba is not None:
+        np.testing.assert_array_equal(np.load(tmp_path / "proba.npy"), proba)
+
+
+def test_import_package_does_not_import_torch(tmp_path):
+    code = textwrap.dedent(
+        """
+        import sys
+        import sklearn_difftrees
+        from sklearn_difftrees import DGTClassifier, DGTRegressor, ObliqueTree, export_text
+        from sklearn_difftrees.datasets import load_dataset
+        DGTClassifier(max_depth=2).get_params()
+        print(sorted(m for m in sys.modules if m == "torch" or m.startswith("torch.")))
+        """
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
+    # And it also works where torch cannot be imported at all.
+    _run_child("import sklearn_difftrees\nprint('OK')\n", tmp_path)
+
+
+def test_fit_without_torch_fails_clearly(tmp_path):
+    """Only fit needs torch; without it, fit raises ImportError naming torch."""
+    _run_child(
+        """
+        import numpy as np
+        from sklearn_difftrees import DGTClassifier
+        X = np.random.RandomState(0).normal(size=(20, 3))
+        y = np.arange(20) % 2
+        try:
+            DGTClassifier(max_depth=1, max_iter=1).fit(X, y)
+        except ImportError as exc:
+            assert "torch" in str(exc), exc
+        else:
+            raise SystemExit("fit succeeded without torch")
+        """,
+        tmp_path,
+    )
