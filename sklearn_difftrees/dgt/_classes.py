@@ -20,7 +20,11 @@ AUTO_WIDTH_CAP = 256
 
 
 class _BaseDGT(BaseGradientTree):
-    """Shared parameters and model of the DGT estimators."""
+    """Shared parameters and model of the DGT estimators.
+
+    The defaults here are :class:`DGTRegressor`'s; :class:`DGTClassifier`
+    overrides ``max_depth`` (6) and adds ``class_weight``.
+    """
 
     _parameter_constraints = {
         **BaseGradientTree._parameter_constraints,
@@ -35,7 +39,7 @@ class _BaseDGT(BaseGradientTree):
     def __init__(
         self,
         *,
-        max_depth=6,
+        max_depth=8,
         n_layers=3,
         hidden_width="auto",
         alpha_l1=0.0,
@@ -354,52 +358,3 @@ class DGTRegressor(TreeRegressorMixin, _BaseDGT):
     (2,)
 """
     )
-
-    def __init__(
-        self,
-        *,
-        max_depth=8,
-        n_layers=3,
-        hidden_width="auto",
-        alpha_l1=0.0,
-        alpha_l2=0.0,
-        refit_leaves=True,
-        max_iter=200,
-        batch_size=128,
-        learning_rate=1e-2,
-        optimizer="rmsprop",
-        momentum=0.0,
-        lr_schedule="cosine",
-        grad_clip=1e-2,
-        early_stopping=True,
-        validation_fraction=0.1,
-        n_iter_no_change=20,
-        tol=1e-4,
-        random_state=None,
-        device="auto",
-        verbose=0,
-        warm_start=False,
-    ):
-        super().__init__(
-            max_depth=max_depth,
-            n_layers=n_layers,
-            hidden_width=hidden_width,
-            alpha_l1=alpha_l1,
-            alpha_l2=alpha_l2,
-            refit_leaves=refit_leaves,
-            max_iter=max_iter,
-            batch_size=batch_size,
-            learning_rate=learning_rate,
-            optimizer=optimizer,
-            momentum=momentum,
-            lr_schedule=lr_schedule,
-            grad_clip=grad_clip,
-            early_stopping=early_stopping,
-            validation_fraction=validation_fraction,
-            n_iter_no_change=n_iter_no_change,
-            tol=tol,
-            random_state=random_state,
-            device=device,
-            verbose=verbose,
-            warm_start=warm_start,
-        )
