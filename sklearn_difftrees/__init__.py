@@ -6,12 +6,21 @@ this package, unpickling a fitted model and predicting never import torch.
 
 from ._core.export import export_text, plot_tree
 from ._core.tree import ObliqueTree
-from .dgt import DGTClassifier, DGTRegressor
+from .dgt import (
+    DGTClassifier,
+    DGTForest,
+    DGTForestClassifier,
+    DGTForestRegressor,
+    DGTRegressor,
+)
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
     "DGTClassifier",
+    "DGTForest",
+    "DGTForestClassifier",
+    "DGTForestRegressor",
     "DGTRegressor",
     "ObliqueTree",
     "export_text",

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_classification, make_regression
 
-from sklearn_difftrees import DGTClassifier, DGTRegressor
+from sklearn_difftrees import DGTClassifier, DGTForestClassifier, DGTForestRegressor, DGTRegressor
 
 # A meta-path finder that makes ``import torch`` (and any ``torch.*``) fail,
 # as on a machine where torch is not installed.
@@ -44,18 +44,26 @@ def _run_child(code, tmp_path):
     return proc.stdout
 
 
+CLASSIFIERS = (DGTClassifier, DGTForestClassifier)
+#: Extra constructor parameters per class (forests: a few members are enough).
+EXTRA_PARAMS = {DGTForestClassifier: dict(n_estimators=3), DGTForestRegressor: dict(n_estimators=3)}
+
+
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-@pytest.mark.parametrize("cls", [DGTClassifier, DGTRegressor])
+@pytest.mark.parametrize(
+    "cls", [DGTClassifier, DGTRegressor, DGTForestClassifier, DGTForestRegressor]
+)
 def test_unpickle_and_predict_without_torch(cls, tmp_path):
-    if cls is DGTClassifier:
+    if cls in CLASSIFIERS:
         X, y = make_classification(200, 5, n_informative=3, n_classes=3, random_state=0)
         y = np.array(["a", "b", "c"])[y]  # object labels survive too
     else:
         X, y = make_regression(200, 5, random_state=0)
-    est = cls(max_depth=3, max_iter=5, hidden_width=8, random_state=0).fit(X, y)
+    params = dict(max_depth=3, max_iter=5, hidden_width=8, random_state=0)
+    est = cls(**params, **EXTRA_PARAMS.get(cls, {})).fit(X, y)
     X_test = np.random.RandomState(1).normal(size=(50, 5))
     expected = est.predict(X_test)
-    proba = est.predict_proba(X_test) if cls is DGTClassifier else None
+    proba = est.predict_proba(X_test) if cls in CLASSIFIERS else None
 
     model_file = tmp_path / "model.pkl"
     with open(model_file, "wb") as f:
@@ -76,7 +84,8 @@ def test_unpickle_and_predict_without_torch(cls, tmp_path):
         est.decision_path(X)
         est.feature_importances_
         from sklearn_difftrees import export_text
-        export_text(est)
+        for tree in getattr(est, "estimators_", [est]):  # a forest's members
+            export_text(tree)
         assert "torch" not in sys.modules, sorted(m for m in sys.modules if "torch" in m)
         assert not any(m.startswith("torch.") for m in sys.modules)
         print("OK")
@@ -96,8 +105,10 @@ def test_import_package_does_not_import_torch(tmp_path):
         import sys
         import sklearn_difftrees
         from sklearn_difftrees import DGTClassifier, DGTRegressor, ObliqueTree, export_text
+        from sklearn_difftrees import DGTForestClassifier, DGTForestRegressor
         from sklearn_difftrees.datasets import load_dataset
         DGTClassifier(max_depth=2).get_params()
+        DGTForestClassifier(max_depth=2).get_params()
         print(sorted(m for m in sys.modules if m == "torch" or m.startswith("torch.")))
         """
     )

@@ -10,6 +10,7 @@ output, and returns a :class:`History`.
 
 import contextlib
 import math
+import threading
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -44,10 +45,20 @@ def resolve_device(device):
     return torch.device(device)
 
 
+#: Serializes :func:`seeded` blocks: torch's CPU generator is process-global, so
+#: two fits in threads of one process (a forest under a threading or in-process
+#: Dask backend) would otherwise draw from each other's seeds.
+_GLOBAL_RNG_LOCK = threading.Lock()
+
+
 @contextlib.contextmanager
 def seeded(seed):
-    """Run a block with torch's global RNG seeded, restoring the user's after."""
-    with torch.random.fork_rng(devices=[]):
+    """Run a block with torch's global RNG seeded, restoring the user's after.
+
+    Thread-safe: the block holds a process-wide lock, so keep it short (module
+    construction only).
+    """
+    with _GLOBAL_RNG_LOCK, torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         yield
 

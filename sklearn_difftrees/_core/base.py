@@ -151,6 +151,15 @@ class BaseGradientTree(BaseObliqueTree):
         """Leaf parameters (n_leaves, n_outputs) in the training output space."""
         return module.leaf.detach().cpu().double().numpy()
 
+    def _discard_warm_start_state(self):
+        """Drop the trained module's weights, kept only for ``warm_start``.
+
+        Prediction never uses them; an ensemble calls this on its members,
+        whose pickles would otherwise be dominated by the hidden layers.
+        """
+        self.__dict__.pop("_module_state", None)
+        return self
+
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Train the tree by gradient descent, then freeze it into ``tree_``.

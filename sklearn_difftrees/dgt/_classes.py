@@ -112,10 +112,9 @@ class _BaseDGT(BaseGradientTree):
         return module.collapse()
 
 
-_DOC_PARAMS = """
-    Parameters
-    ----------
-    max_depth : int, default=6 (classifier) or 8 (regressor)
+# The docstrings are assembled from these pieces; the forests of _forest.py
+# reuse _DOC_TREE_PARAMS for the parameters they pass to their members.
+_DOC_TREE_PARAMS = """    max_depth : int, default=6 (classifier) or 8 (regressor)
         Height of the complete tree (``2**max_depth`` leaves); 1 to 12.
         Regression gets a deeper default because a piecewise-constant fit
         needs more leaves than a classifier needs regions.
@@ -166,7 +165,15 @@ _DOC_PARAMS = """
         Patience of the stopping rule, in epochs.
     tol : float, default=1e-4
         Minimum improvement of the monitored loss.
-    random_state : int, RandomState instance or None, default=None
+"""
+
+_DOC_PARAMS = (
+    """
+    Parameters
+    ----------
+"""
+    + _DOC_TREE_PARAMS
+    + """    random_state : int, RandomState instance or None, default=None
         Seeds the initialization, the validation split and the shuffling
         through private generators (the global RNGs of numpy and torch are
         left untouched). Two fits with the same integer give identical trees.
@@ -180,6 +187,7 @@ _DOC_PARAMS = """
         Continue training the previous solution (same classes / outputs and
         the same input scaling) instead of starting afresh.
 """
+)
 
 _DOC_ATTRS = """
     n_features_in_ : int

@@ -1,0 +1,671 @@
+"""DGT forests: bagged DGT trees (DGT-Forest, Section 5.2 / Appendix C of the paper).
+
+Every member is an ordinary :class:`DGTClassifier` / :class:`DGTRegressor`
+fitted on a bootstrap sample. The bootstrap is expressed as integer sample
+weights (the number of times each row is drawn, times the user's
+``sample_weight``): the members drop zero-weight rows before training, so a
+member trains on exactly its bootstrap sample, and the out-of-bag rows of a
+member are the rows it drew zero times.
+
+Members are fitted with ``joblib`` (through :mod:`sklearn.utils.parallel`,
+which forwards scikit-learn's configuration to the workers), so any joblib
+backend works, Dask and Ray included. Fitted forests hold only fitted
+members, which are torch-free: a forest unpickles and predicts without torch.
+"""
+
+import contextlib
+import sys
+import warnings
+from abc import ABCMeta
+from numbers import Integral
+
+import numpy as np
+from joblib import effective_n_jobs
+from scipy import sparse
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, is_classifier
+from sklearn.metrics import accuracy_score, r2_score
+from sklearn.utils import check_random_state
+from sklearn.utils.parallel import Parallel, delayed
+from sklearn.utils.validation import check_is_fitted
+
+from .._compat import Interval, RealNotInt, _fit_context
+from .._core.validation import check_fit_data, check_predict_data, encode_classification_target
+from ._classes import _DOC_TREE_PARAMS, DGTClassifier, DGTRegressor, _BaseDGT
+
+__all__ = ["DGTForest", "DGTForestClassifier", "DGTForestRegressor"]
+
+_MAX_INT = np.iinfo(np.int32).max
+
+#: Member parameters the forest does not pass through: it draws one seed per
+#: member, applies ``class_weight`` itself (to the original labels, before the
+#: bootstrap) and has no ``warm_start``.
+_NOT_PASSED_TO_MEMBERS = frozenset({"random_state", "class_weight", "warm_start"})
+
+
+def _fit_member(member, X, y, sample_weight, single_thread):
+    """Fit one member; runs in a joblib worker.
+
+    With ``single_thread`` (``n_jobs != 1``) torch is limited to one thread
+    while the member trains, so that the workers do not each start a thread
+    pool as large as the machine; the previous setting is restored after.
+    """
+    if not single_thread:
+        member.fit(X, y, sample_weight=sample_weight)
+        return member._discard_warm_start_state()
+    import torch  # the member's fit imports it anyway
+
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        member.fit(X, y, sample_weight=sample_weight)
+    finally:
+        torch.set_num_threads(previous)
+    return member._discard_warm_start_state()
+
+
+@contextlib.contextmanager
+def _keep_torch_threads():
+    """Restore torch's thread count of this process after the block.
+
+    Under a thread-based joblib backend the workers share this process, and
+    their save/restore pairs of :func:`_fit_member` interleave; this restores
+    the caller's setting once all of them are done. Torch is not imported
+    here: if this process has not imported it, there is nothing to restore.
+    """
+    torch = sys.modules.get("torch")
+    previous = torch.get_num_threads() if torch is not None else None
+    try:
+        yield
+    finally:
+        if previous is not None:
+            torch.set_num_threads(previous)
+
+
+def _bootstrap_counts(seed, candidates, n_samples, n_draws):
+    """How often each of ``n_samples`` rows is drawn (with replacement).
+
+    ``n_draws`` rows are drawn uniformly among the row indices
+    ``candidates``; other rows get a count of zero.
+    """
+    rng = np.random.RandomState(seed)
+    drawn = candidates[rng.randint(0, candidates.size, n_draws)]
+    return np.bincount(drawn, minlength=n_samples).astype(np.float64)
+
+
+class _BaseDGTForest(BaseEstimator, metaclass=ABCMeta):
+    """Bagging of DGT trees: parameters, fit, OOB, routing and importances.
+
+    Subclasses set ``_member_class`` and put the task mixin on the left. The
+    parameters passed to the members are those of ``_member_class`` (read
+    from its ``get_params``) other than :data:`_NOT_PASSED_TO_MEMBERS`.
+    """
+
+    _member_class = DGTRegressor
+
+    _parameter_constraints = {
+        **{k: v for k, v in _BaseDGT._parameter_constraints.items() if k != "warm_start"},
+        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "max_samples": [Interval(RealNotInt, 0, 1, closed="right")],
+        "bootstrap": ["boolean"],
+        "oob_score": ["boolean"],
+        "n_jobs": [Integral, None],
+    }
+
+    def __init__(
+        self,
+        *,
+        n_estimators=30,
+        max_samples=1.0,
+        bootstrap=True,
+        oob_score=False,
+        n_jobs=None,
+        max_depth=8,
+        n_layers=3,
+        hidden_width="auto",
+        alpha_l1=0.0,
+        alpha_l2=0.0,
+        refit_leaves=True,
+        max_iter=200,
+        batch_size=128,
+        learning_rate=1e-2,
+        optimizer="rmsprop",
+        momentum=0.0,
+        lr_schedule="cosine",
+        grad_clip=1e-2,
+        early_stopping=True,
+        validation_fraction=0.1,
+        n_iter_no_change=20,
+        tol=1e-4,
+        random_state=None,
+        device="auto",
+        verbose=0,
+    ):
+        self.n_estimators = n_estimators
+        self.max_samples = max_samples
+        self.bootstrap = bootstrap
+        self.oob_score = oob_score
+        self.n_jobs = n_jobs
+        self.max_depth = max_depth
+        self.n_layers = n_layers
+        self.hidden_width = hidden_width
+        self.alpha_l1 = alpha_l1
+        self.alpha_l2 = alpha_l2
+        self.refit_leaves = refit_leaves
+        self.max_iter = max_iter
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.optimizer = optimizer
+        self.momentum = momentum
+        self.lr_schedule = lr_schedule
+        self.grad_clip = grad_clip
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.random_state = random_state
+        self.device = device
+        self.verbose = verbose
+
+    @classmethod
+    def _member_param_names(cls):
+        """Names of the parameters passed unchanged to every member."""
+        names = cls._member_class().get_params(deep=False)
+        return sorted(set(names) - _NOT_PASSED_TO_MEMBERS)
+
+    def _make_member(self, seed):
+        params = {name: getattr(self, name) for name in self._member_param_names()}
+        return self._member_class(**params, random_state=seed)
+
+    # --------------------------------------------------------------------- fit
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Fit ``n_estimators`` DGT trees, each on a bootstrap sample.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data (standardized internally by every member).
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            Target values (class labels for the classifier).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights. They multiply the bootstrap counts, and
+            rows of zero weight are not drawn at all (a zero weight equals
+            removing the row).
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        if self.oob_score and not self.bootstrap:
+            raise ValueError("Out of bag estimation only available if bootstrap=True.")
+        if not self.bootstrap and self.max_samples != 1.0:
+            raise ValueError(
+                f"max_samples={self.max_samples} sets the size of the bootstrap samples; "
+                "with bootstrap=False every member trains on all the rows, so max_samples "
+                "must be 1.0. Set bootstrap=True or max_samples=1.0."
+            )
+        classifier = is_classifier(self)
+        X, y, sample_weight = check_fit_data(self, X, y, sample_weight, multi_output=not classifier)
+        user_weight = sample_weight  # the OOB score ignores class_weight, as score() does
+        if classifier:
+            # Members see the codes 0 .. K-1, so that all of them share the
+            # forest's classes_ whatever their bootstrap sample contains.
+            y, sample_weight = encode_classification_target(self, y, sample_weight)
+            self.n_outputs_ = 1
+        else:
+            self.n_outputs_ = 1 if y.ndim == 1 else y.shape[1]
+
+        n_samples = X.shape[0]
+        candidates = np.flatnonzero(sample_weight > 0)
+        n_draws = max(1, int(round(self.max_samples * candidates.size)))
+        rng = check_random_state(self.random_state)
+        member_seeds = rng.randint(_MAX_INT, size=self.n_estimators)
+        sample_seeds = rng.randint(_MAX_INT, size=self.n_estimators)
+
+        def member_weights(i):
+            if not self.bootstrap:
+                return sample_weight
+            counts = _bootstrap_counts(sample_seeds[i], candidates, n_samples, n_draws)
+            return sample_weight * counts
+
+        single_thread = effective_n_jobs(self.n_jobs) != 1
+        with _keep_torch_threads():
+            self.estimators_ = Parallel(n_jobs=self.n_jobs)(
+                delayed(_fit_member)(
+                    self._make_member(int(member_seeds[i])), X, y, member_weights(i), single_thread
+                )
+                for i in range(self.n_estimators)
+            )
+        self.n_iter_ = np.array([member.n_iter_ for member in self.estimators_])
+
+        if self.oob_score:
+            counts = [
+                _bootstrap_counts(seed, candidates, n_samples, n_draws) for seed in sample_seeds
+            ]
+            self._set_oob_score(X, y, user_weight, sample_weight > 0, counts)
+        return self
+
+    def _set_oob_score(self, X, y, user_weight, in_data, counts):
+        """Average each row's predictions over the members that did not draw it.
+
+        Rows of zero weight (``~in_data``) are not in the data: they are never
+        out of bag.
+        """
+        n_samples = X.shape[0]
+        width = self.n_classes_ if is_classifier(self) else self.n_outputs_
+        total = np.zeros((n_samples, width))
+        n_pred = np.zeros(n_samples)
+        for member, count in zip(self.estimators_, counts):
+            oob = (count == 0) & in_data
+            if oob.any():
+                total[oob] += self._member_output(member, X[oob])
+                n_pred[oob] += 1
+        scored = n_pred > 0
+        if not scored[in_data].all():
+            warnings.warn(
+                "Some inputs do not have OOB scores. This probably means too few trees "
+                "were used to compute any reliable OOB estimates; their OOB prediction "
+                "is NaN and oob_score_ leaves them out.",
+                UserWarning,
+            )
+        with np.errstate(invalid="ignore", divide="ignore"):
+            oob_pred = total / n_pred[:, None]
+        if not scored.any():
+            self.oob_score_ = np.nan
+        elif is_classifier(self):
+            self.oob_score_ = accuracy_score(
+                y[scored], oob_pred[scored].argmax(axis=1), sample_weight=user_weight[scored]
+            )
+        else:
+            self.oob_score_ = r2_score(
+                y[scored],
+                oob_pred[scored] if y.ndim == 2 else oob_pred[scored, 0],
+                sample_weight=user_weight[scored],
+            )
+        self._set_oob_attribute(oob_pred)
+
+    # ------------------------------------------------------------- predicting
+    def _mean_member_output(self, X):
+        """Mean over the members of their outputs on validated ``X``."""
+        total = self._member_output(self.estimators_[0], X)
+        for member in self.estimators_[1:]:
+            total += self._member_output(member, X)
+        return total / len(self.estimators_)
+
+    def apply(self, X):
+        """Leaf reached by each sample in every member.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        X_leaves : ndarray of shape (n_samples, n_estimators)
+            Column ``j`` holds the heap index of the leaf of member ``j`` that
+            each sample reaches (see :meth:`DGTClassifier.apply`).
+        """
+        check_is_fitted(self)
+        X = check_predict_data(self, X)
+        return np.column_stack([member.apply(X) for member in self.estimators_])
+
+    def decision_path(self, X):
+        """Decision paths of every member, side by side.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        indicator : sparse matrix of shape (n_samples, n_nodes)
+            CSR indicator; nonzero ``(i, j)`` means sample ``i`` goes through
+            node ``j``, the columns of member ``k`` being
+            ``n_nodes_ptr[k]:n_nodes_ptr[k + 1]``.
+        n_nodes_ptr : ndarray of shape (n_estimators + 1,)
+            Column offsets of the members in ``indicator``.
+        """
+        check_is_fitted(self)
+        X = check_predict_data(self, X)
+        paths = [member.decision_path(X) for member in self.estimators_]
+        n_nodes_ptr = np.cumsum([0] + [path.shape[1] for path in paths])
+        return sparse.hstack(paths, format="csr"), n_nodes_ptr
+
+    @property
+    def feature_importances_(self):
+        """Mean of the members' ``feature_importances_``, renormalized.
+
+        Returns
+        -------
+        feature_importances_ : ndarray of shape (n_features_in_,)
+            Non-negative, summing to one (all zeros only if every member's
+            importances are).
+        """
+        check_is_fitted(self)
+        imp = np.mean([member.feature_importances_ for member in self.estimators_], axis=0)
+        total = imp.sum()
+        return imp / total if total > 0 else imp
+
+
+def _forest_params_doc(oob_attr):
+    """Parameters section of a forest's docstring."""
+    return (
+        f"""
+    Parameters
+    ----------
+    n_estimators : int, default=30
+        Number of trees (30 in the paper).
+    max_samples : float in (0, 1], default=1.0
+        Size of each bootstrap sample as a fraction of the training rows (of
+        positive weight); the paper picks it from {{0.7, 0.85, 0.9, 1}}. Must
+        be 1.0 when ``bootstrap=False``.
+    bootstrap : bool, default=True
+        Draw each member's rows with replacement. When False every member
+        trains on all the rows and the members differ only by their seeds
+        (initialization, validation split, batch order).
+    oob_score : bool, default=False
+        Score the forest on the out-of-bag rows (requires ``bootstrap``):
+        sets ``oob_score_`` and ``{oob_attr}``.
+    n_jobs : int, default=None
+        Number of members fitted in parallel by :class:`joblib.Parallel`
+        (``None`` means 1 unless in a :func:`joblib.parallel_backend` context,
+        ``-1`` means all processors). When it is not 1, torch is limited to
+        one thread inside each worker. Any joblib backend works, for
+        instance ``with joblib.parallel_backend("dask"):`` (with a
+        ``dask.distributed.Client``) or ``"ray"`` (after
+        ``ray.util.joblib.register_ray()``).
+"""
+        + _DOC_TREE_PARAMS
+        + """    random_state : int, RandomState instance or None, default=None
+        Draws one seed per member (its initialization, validation split and
+        batch order) and the bootstrap samples. Two fits with the same integer
+        give identical forests, whatever ``n_jobs`` (for the same number of
+        torch threads per fit). Never passed to the members as such.
+    device : {"auto", "cpu", "cuda"}, default="auto"
+        Where the members train; prediction is always on the CPU, without
+        torch.
+    verbose : int, default=0
+        Passed to the members (``>= 1``: one line per epoch and member).
+"""
+    )
+
+
+_MEMBER_PARAMS_NOTE = """
+    The parameters from ``max_depth`` to ``tol``, ``device`` and ``verbose``
+    are those of :class:`{member}`, with the same defaults, passed unchanged
+    to every member (``warm_start`` is not offered).
+
+    Read more in the :doc:`User Guide </dgt>`.
+"""
+
+_DOC_FOREST_ATTRS = """
+    estimators_ : list of {member}
+        The fitted members (torch-free).
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit (only when X has string column
+        names).
+    n_iter_ : ndarray of shape (n_estimators,)
+        Number of epochs each member ran.
+    feature_importances_ : ndarray of shape (n_features_in_,)
+        Mean of the members' importances, renormalized to sum to one.
+    oob_score_ : float
+        Score ({score}) of the out-of-bag predictions, weighted by
+        ``sample_weight``, over the rows that at least one member left out of
+        its sample. Only with ``oob_score=True``.
+"""
+
+_REFERENCES = """
+    References
+    ----------
+    A. Karthikeyan, N. Jain, N. Natarajan, P. Jain. "Learning Accurate
+    Decision Trees with Bandit Feedback via Quantized Gradient Descent".
+    TMLR, 2022. Section 5.2 and Appendix C ("DGT-Forest").
+"""
+
+
+class DGTForestClassifier(ClassifierMixin, _BaseDGTForest):
+    __doc__ = (
+        """Bagged Dense Gradient Tree classifier (DGT-Forest).
+
+    Fits ``n_estimators`` :class:`DGTClassifier` trees, each on its own
+    bootstrap sample and with its own seed, in parallel with joblib;
+    ``predict_proba`` averages the members' class probabilities (soft
+    voting) and ``predict`` returns the most probable class.
+
+    The labels are encoded once for the whole forest, so every member shares
+    its ``classes_``, including members whose bootstrap sample misses a
+    class. The bootstrap is implemented as integer sample weights: the
+    out-of-bag rows of a member are those it drew zero times.
+"""
+        + _MEMBER_PARAMS_NOTE.format(member="DGTClassifier")
+        + _forest_params_doc("oob_decision_function_")
+        + """    class_weight : dict, "balanced" or None, default=None
+        Weights associated with the classes (original labels), multiplied into
+        ``sample_weight`` once for the whole forest, before the bootstrap
+        (``"balanced"`` uses the class frequencies of the full ``y``).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    n_classes_ : int
+        Number of classes.
+    n_outputs_ : int
+        Always 1."""
+        + _DOC_FOREST_ATTRS.format(member="DGTClassifier", score="accuracy")
+        + """    oob_decision_function_ : ndarray of shape (n_samples, n_classes)
+        Mean out-of-bag class probabilities of every training row (NaN for
+        rows no member left out). Only with ``oob_score=True``.
+
+    See Also
+    --------
+    DGTClassifier : A single DGT tree.
+    DGTForestRegressor : The regression counterpart.
+    sklearn.ensemble.RandomForestClassifier : Bagged greedy axis-aligned trees.
+"""
+        + _REFERENCES
+        + """
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn_difftrees import DGTForestClassifier
+    >>> X, y = make_classification(n_samples=200, random_state=0)
+    >>> forest = DGTForestClassifier(n_estimators=3, max_depth=2, max_iter=5,
+    ...                              random_state=0).fit(X, y)
+    >>> forest.predict_proba(X[:4]).shape
+    (4, 2)
+    >>> forest.apply(X[:4]).shape
+    (4, 3)
+"""
+    )
+
+    _member_class = DGTClassifier
+
+    _parameter_constraints = {
+        **_BaseDGTForest._parameter_constraints,
+        "class_weight": DGTClassifier._parameter_constraints["class_weight"],
+    }
+
+    def __init__(
+        self,
+        *,
+        n_estimators=30,
+        max_samples=1.0,
+        bootstrap=True,
+        oob_score=False,
+        n_jobs=None,
+        max_depth=6,
+        n_layers=3,
+        hidden_width="auto",
+        alpha_l1=0.0,
+        alpha_l2=0.0,
+        refit_leaves=False,
+        max_iter=200,
+        batch_size=128,
+        learning_rate=1e-2,
+        optimizer="rmsprop",
+        momentum=0.0,
+        lr_schedule="cosine",
+        grad_clip=1e-2,
+        early_stopping=True,
+        validation_fraction=0.1,
+        n_iter_no_change=20,
+        tol=1e-4,
+        random_state=None,
+        device="auto",
+        verbose=0,
+        class_weight=None,
+    ):
+        super().__init__(
+            n_estimators=n_estimators,
+            max_samples=max_samples,
+            bootstrap=bootstrap,
+            oob_score=oob_score,
+            n_jobs=n_jobs,
+            max_depth=max_depth,
+            n_layers=n_layers,
+            hidden_width=hidden_width,
+            alpha_l1=alpha_l1,
+            alpha_l2=alpha_l2,
+            refit_leaves=refit_leaves,
+            max_iter=max_iter,
+            batch_size=batch_size,
+            learning_rate=learning_rate,
+            optimizer=optimizer,
+            momentum=momentum,
+            lr_schedule=lr_schedule,
+            grad_clip=grad_clip,
+            early_stopping=early_stopping,
+            validation_fraction=validation_fraction,
+            n_iter_no_change=n_iter_no_change,
+            tol=tol,
+            random_state=random_state,
+            device=device,
+            verbose=verbose,
+        )
+        self.class_weight = class_weight
+
+    def _member_output(self, member, X):
+        """Member probabilities in the forest's columns (0 .. n_classes_ - 1)."""
+        proba = np.zeros((X.shape[0], self.n_classes_))
+        proba[:, member.classes_] = member.predict_proba(X)
+        return proba
+
+    def _set_oob_attribute(self, oob_pred):
+        self.oob_decision_function_ = oob_pred
+
+    def predict_proba(self, X):
+        """Mean class probabilities of the members.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Columns follow ``classes_``; rows sum to one.
+        """
+        check_is_fitted(self)
+        return self._mean_member_output(check_predict_data(self, X))
+
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba`."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    def predict(self, X):
+        """Most probable class under :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        return self.classes_.take(np.argmax(self.predict_proba(X), axis=1))
+
+
+class DGTForestRegressor(RegressorMixin, _BaseDGTForest):
+    __doc__ = (
+        """Bagged Dense Gradient Tree regressor (DGT-Forest).
+
+    Fits ``n_estimators`` :class:`DGTRegressor` trees, each on its own
+    bootstrap sample and with its own seed, in parallel with joblib, and
+    predicts the mean of their predictions (multi-output supported). This is
+    the paper's DGT-Forest, which it evaluates on regression (Table 4: 30
+    trees); ``DGTForest`` is an alias of this class.
+"""
+        + _MEMBER_PARAMS_NOTE.format(member="DGTRegressor")
+        + _forest_params_doc("oob_prediction_")
+        + """
+    Attributes
+    ----------
+    n_outputs_ : int
+        Number of targets."""
+        + _DOC_FOREST_ATTRS.format(member="DGTRegressor", score="R^2")
+        + """    oob_prediction_ : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+        Mean out-of-bag prediction of every training row (NaN for rows no
+        member left out). Only with ``oob_score=True``.
+
+    See Also
+    --------
+    DGTRegressor : A single DGT tree.
+    DGTForestClassifier : The classification counterpart.
+    sklearn.ensemble.RandomForestRegressor : Bagged greedy axis-aligned trees.
+"""
+        + _REFERENCES
+        + """
+    Examples
+    --------
+    >>> from sklearn.datasets import make_regression
+    >>> from sklearn_difftrees import DGTForestRegressor
+    >>> X, y = make_regression(n_samples=200, n_features=5, random_state=0)
+    >>> forest = DGTForestRegressor(n_estimators=3, max_depth=2, max_iter=5,
+    ...                             random_state=0).fit(X, y)
+    >>> forest.predict(X[:4]).shape
+    (4,)
+    >>> len(forest.estimators_)
+    3
+"""
+    )
+
+    _member_class = DGTRegressor
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True  # as the members
+        return tags
+
+    def _member_output(self, member, X):
+        """Member predictions as (n_samples, n_outputs_)."""
+        pred = member.predict(X)
+        return pred.reshape(X.shape[0], self.n_outputs_)
+
+    def _set_oob_attribute(self, oob_pred):
+        self.oob_prediction_ = oob_pred[:, 0] if self.n_outputs_ == 1 else oob_pred
+
+    def predict(self, X):
+        """Mean prediction of the members.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+        """
+        check_is_fitted(self)
+        pred = self._mean_member_output(check_predict_data(self, X))
+        return pred[:, 0] if self.n_outputs_ == 1 else pred
+
+
+#: The paper's DGT-Forest is a regression forest.
+DGTForest = DGTForestRegressor
