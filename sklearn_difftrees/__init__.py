@@ -7,6 +7,8 @@ this package, unpickling a fitted model and predicting never import torch.
 from ._core.export import export_text, plot_tree
 from ._core.tree import ObliqueTree
 from .dgt import (
+    DGTBanditClassifier,
+    DGTBanditRegressor,
     DGTClassifier,
     DGTForest,
     DGTForestClassifier,
@@ -17,6 +19,8 @@ from .dgt import (
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "DGTBanditClassifier",
+    "DGTBanditRegressor",
     "DGTClassifier",
     "DGTForest",
     "DGTForestClassifier",

@@ -9,7 +9,14 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_classification, make_regression
 
-from sklearn_difftrees import DGTClassifier, DGTForestClassifier, DGTForestRegressor, DGTRegressor
+from sklearn_difftrees import (
+    DGTBanditClassifier,
+    DGTBanditRegressor,
+    DGTClassifier,
+    DGTForestClassifier,
+    DGTForestRegressor,
+    DGTRegressor,
+)
 
 # A meta-path finder that makes ``import torch`` (and any ``torch.*``) fail,
 # as on a machine where torch is not installed.
@@ -44,23 +51,29 @@ def _run_child(code, tmp_path):
     return proc.stdout
 
 
-CLASSIFIERS = (DGTClassifier, DGTForestClassifier)
-#: Extra constructor parameters per class (forests: a few members are enough).
-EXTRA_PARAMS = {DGTForestClassifier: dict(n_estimators=3), DGTForestRegressor: dict(n_estimators=3)}
+CLASSIFIERS = (DGTClassifier, DGTForestClassifier, DGTBanditClassifier)
+#: Constructor parameters per class (forests: a few members are enough;
+#: bandit learners: a few simulated passes, and they keep their online state).
+_TREE_PARAMS = dict(max_depth=3, max_iter=5, hidden_width=8, random_state=0)
+PARAMS = {
+    DGTClassifier: _TREE_PARAMS,
+    DGTRegressor: _TREE_PARAMS,
+    DGTForestClassifier: dict(_TREE_PARAMS, n_estimators=3),
+    DGTForestRegressor: dict(_TREE_PARAMS, n_estimators=3),
+    DGTBanditClassifier: dict(max_depth=3, n_passes=2, random_state=0),
+    DGTBanditRegressor: dict(max_depth=3, n_passes=2, feedback="two_point", random_state=0),
+}
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-@pytest.mark.parametrize(
-    "cls", [DGTClassifier, DGTRegressor, DGTForestClassifier, DGTForestRegressor]
-)
+@pytest.mark.parametrize("cls", list(PARAMS))
 def test_unpickle_and_predict_without_torch(cls, tmp_path):
     if cls in CLASSIFIERS:
         X, y = make_classification(200, 5, n_informative=3, n_classes=3, random_state=0)
         y = np.array(["a", "b", "c"])[y]  # object labels survive too
     else:
         X, y = make_regression(200, 5, random_state=0)
-    params = dict(max_depth=3, max_iter=5, hidden_width=8, random_state=0)
-    est = cls(**params, **EXTRA_PARAMS.get(cls, {})).fit(X, y)
+    est = cls(**PARAMS[cls]).fit(X, y)
     X_test = np.random.RandomState(1).normal(size=(50, 5))
     expected = est.predict(X_test)
     proba = est.predict_proba(X_test) if cls in CLASSIFIERS else None

@@ -262,10 +262,10 @@ class BaseGradientTree(BaseObliqueTree):
         # them, so that neither routing nor importances depend on their init.
         constant = np.ptp(X[keep], axis=0) == 0
         W_std = np.where(constant, 0.0, W_std)
-        weights = W_std / self._feature_scale
-        bias = b_std - W_std @ (self._feature_mean / self._feature_scale)
         leaf_params = self._module_to_leaf_params(module)
-        tree = ObliqueTree(weights, bias, leaf_params)
+        tree = ObliqueTree.from_standardized(
+            W_std, b_std, leaf_params, self._feature_mean, self._feature_scale
+        )
         if getattr(self, "refit_leaves", False):
             # Closed-form leaf step: with the routing frozen, the leaf values
             # that minimize the training loss (all fit rows, validation

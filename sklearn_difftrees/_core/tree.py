@@ -82,6 +82,19 @@ class ObliqueTree:
         self.active = np.ones(topology.n_nodes(depth), dtype=bool)
         self.n_node_samples = np.zeros(topology.n_nodes(depth), dtype=np.float64)
 
+    @classmethod
+    def from_standardized(cls, weights, bias, value, mean, scale):
+        """Tree whose splits ``weights @ ((x - mean) / scale) + bias`` act on raw ``x``.
+
+        Folds an input standardization into float64 node weights:
+        ``W_raw = W / scale`` and ``b_raw = b - W @ (mean / scale)``.
+        """
+        weights = np.asarray(weights, dtype=np.float64)
+        mean = np.asarray(mean, dtype=np.float64)
+        scale = np.asarray(scale, dtype=np.float64)
+        raw = weights / scale
+        return cls(raw, np.asarray(bias, dtype=np.float64) - weights @ (mean / scale), value)
+
     # ------------------------------------------------------------------ sizes
     @property
     def n_internal(self):

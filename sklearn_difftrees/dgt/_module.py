@@ -21,17 +21,24 @@ from .._core import topology
 
 
 class _ScaledSignSTE(torch.autograd.Function):
-    """``sign(a) * mean(|a|)`` forward, ``1{|a| <= 1}`` straight-through backward."""
+    """``sign(a) * mean(|a|)`` forward, ``1{|a| <= 1}`` straight-through backward.
+
+    The scale is the mean over the whole batch, or over each row's own node
+    scores when ``per_row`` (the bandit learners, whose rounds are mini-batches
+    of one sample processed several at a time).
+    """
 
     @staticmethod
-    def forward(ctx, a):
+    def forward(ctx, a, per_row=False):
         ctx.save_for_backward(a)
-        return torch.sign(a) * a.detach().abs().mean()
+        mag = a.detach().abs()
+        scale = mag.mean(dim=1, keepdim=True) if per_row else mag.mean()
+        return torch.sign(a) * scale
 
     @staticmethod
     def backward(ctx, grad):
         (a,) = ctx.saved_tensors
-        return grad * (a.abs() <= 1).to(grad.dtype)
+        return grad * (a.abs() <= 1).to(grad.dtype), None
 
 
 def hard_leaf(a, depth):
@@ -45,9 +52,10 @@ def hard_leaf(a, depth):
 class DGTModule(nn.Module):
     """Over-parameterized DGT tree of ``depth`` with ``n_outputs`` per leaf."""
 
-    def __init__(self, n_features, depth, n_outputs, hidden_sizes=()):
+    def __init__(self, n_features, depth, n_outputs, hidden_sizes=(), row_scale=False):
         super().__init__()
         self.depth = depth
+        self.row_scale = row_scale
         dims = [n_features, *hidden_sizes, topology.n_internal(depth)]
         self.layers = nn.ModuleList(nn.Linear(dims[i], dims[i + 1]) for i in range(len(dims) - 1))
         for layer in self.layers:
@@ -61,11 +69,16 @@ class DGTModule(nn.Module):
         return x
 
     def forward(self, x):
+        return self.forward_with_leaf(x)[0]
+
+    def forward_with_leaf(self, x):
+        """``(output, leaf)``: the forward output and the hard leaf of every row."""
         a = self.node_scores(x)
-        q = _ScaledSignSTE.apply(a) @ self.S.T
+        q = _ScaledSignSTE.apply(a, self.row_scale) @ self.S.T
         soft = torch.softmax(q, dim=1)
-        hard = nn.functional.one_hot(hard_leaf(a, self.depth), soft.shape[1]).to(soft.dtype)
-        return (hard + soft - soft.detach()) @ self.leaf
+        leaf = hard_leaf(a, self.depth)
+        hard = nn.functional.one_hot(leaf, soft.shape[1]).to(soft.dtype)
+        return (hard + soft - soft.detach()) @ self.leaf, leaf
 
     @torch.no_grad()
     def collapse(self):

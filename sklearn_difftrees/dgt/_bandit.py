@@ -1,0 +1,866 @@
+"""DGT-Bandit: decision trees learned from bandit feedback (Algorithm 1).
+
+``DGTBanditClassifier`` (contextual multi-armed bandit, eqs. 7-8) and
+``DGTBanditRegressor`` (one- or two-point loss feedback, eqs. 9-10). Both keep
+the DGT model of :mod:`sklearn_difftrees.dgt._module` and update *all* its
+parameters from the one loss value of each round through the quantized
+BackProp (Algorithm 2). Prediction uses the torch-free ``tree_``; the live
+module and optimizer are kept as numpy arrays between calls (see
+:mod:`sklearn_difftrees.dgt._bandit_torch`, imported only when learning).
+"""
+
+from abc import abstractmethod
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import RegressorMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted, column_or_1d
+
+from .._compat import Interval, StrOptions, _fit_context, validate_data
+from .._core import topology
+from .._core.base import BaseObliqueTree, TreeClassifierMixin
+from .._core.tree import ObliqueTree
+from .._core.validation import (
+    check_fit_data,
+    check_predict_data,
+    encode_classification_target,
+    fit_standardizer,
+)
+
+__all__ = ["DGTBanditClassifier", "DGTBanditRegressor"]
+
+_DTYPES = [np.float64, np.float32]
+
+
+def _zero_one_loss(y_true, actions):
+    return (np.asarray(y_true) != np.asarray(actions)).astype(np.float64)
+
+
+def _squared_loss(y_true, y_played):
+    return (np.asarray(y_played, dtype=np.float64) - np.asarray(y_true, dtype=np.float64)) ** 2
+
+
+def _huber_loss(y_true, y_played, threshold=1.0):
+    r = np.abs(np.asarray(y_played, dtype=np.float64) - np.asarray(y_true, dtype=np.float64))
+    return np.where(r <= threshold, 0.5 * r**2, threshold * (r - 0.5 * threshold))
+
+
+#: Named simulated losses of ``fit`` (``loss(y_true, y_played) -> losses``).
+CLASSIFICATION_LOSSES = {"zero_one": _zero_one_loss}
+REGRESSION_LOSSES = {"squared": _squared_loss, "huber": _huber_loss}
+
+
+def policy_probabilities(leaf_logits, exploration):
+    """Eq. 7: ``(1 - delta) * 1[k = argmax theta] + delta / K`` per row."""
+    leaf_logits = np.asarray(leaf_logits)
+    K = leaf_logits.shape[1]
+    p = np.full(leaf_logits.shape, exploration / K)
+    p[np.arange(leaf_logits.shape[0]), np.argmax(leaf_logits, axis=1)] += 1.0 - exploration
+    return p
+
+
+def derivative_estimate(losses, perturbations, delta):
+    """Estimate of ``loss'(y_hat)`` from bandit feedback (eqs. 9 and 10).
+
+    ``losses`` of shape (n,): one-point, ``loss(y_hat + delta u) u / delta``;
+    of shape (n, 2): two-point, ``(loss(y_hat + delta u) - loss(y_hat - delta u))
+    u / (2 delta)`` (= ``(loss(y_hat + delta) - loss(y_hat - delta)) / 2 delta``).
+    """
+    losses = np.asarray(losses, dtype=np.float64)
+    u = np.asarray(perturbations, dtype=np.float64)
+    if losses.ndim == 1:
+        return losses * u / delta
+    return (losses[:, 0] - losses[:, 1]) * u / (2.0 * delta)
+
+
+class _BaseDGTBandit(BaseObliqueTree):
+    """Online state, ``update`` loop and ``fit`` simulation of the DGT bandits."""
+
+    _parameter_constraints = {
+        "max_depth": [Interval(Integral, 1, 12, closed="both")],
+        "n_layers": [Interval(Integral, 1, None, closed="left")],
+        "hidden_width": [Interval(Integral, 1, None, closed="left")],
+        "learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "optimizer": [StrOptions({"adam", "rmsprop", "sgd"})],
+        "momentum": [Interval(Real, 0, 1, closed="left")],
+        "accumulation_steps": [Interval(Integral, 1, None, closed="left")],
+        "n_passes": [Interval(Integral, 1, None, closed="left")],
+        "standardize": ["boolean"],
+        "random_state": ["random_state"],
+        "device": [StrOptions({"auto", "cpu", "cuda"})],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        *,
+        max_depth=6,
+        n_layers=1,
+        hidden_width=64,
+        learning_rate=1e-3,
+        optimizer="rmsprop",
+        momentum=0.0,
+        accumulation_steps=4,
+        n_passes=1,
+        standardize=True,
+        random_state=None,
+        device="cpu",
+        verbose=0,
+    ):
+        self.max_depth = max_depth
+        self.n_layers = n_layers
+        self.hidden_width = hidden_width
+        self.learning_rate = learning_rate
+        self.optimizer = optimizer
+        self.momentum = momentum
+        self.accumulation_steps = accumulation_steps
+        self.n_passes = n_passes
+        self.standardize = standardize
+        self.random_state = random_state
+        self.device = device
+        self.verbose = verbose
+
+    # ------------------------------------------------------------ hooks
+    @abstractmethod
+    def _n_outputs(self):
+        """Values per leaf of the module (classes, or 1)."""
+
+    @abstractmethod
+    def _leaf_values(self, leaf_params):
+        """``tree_.value`` from the module's leaf parameters."""
+
+    @abstractmethod
+    def _simulate_rounds(self, engine, Z, y, rows):
+        """Play, observe the simulated loss and update on ``rows`` (fit)."""
+
+    def _hidden_sizes(self):
+        return (self.hidden_width,) * (self.n_layers - 1)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = False
+        return tags
+
+    # ------------------------------------------------------------ state
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("_engine", None)  # live torch objects: rebuilt from _state
+        return state
+
+    def _is_initialized(self):
+        return hasattr(self, "_state")
+
+    def _initialize(self, X):
+        """Fresh learner on contexts ``X`` (validated; sets ``n_features_in_``)."""
+        if self.standardize:
+            self._feature_mean, self._feature_scale = fit_standardizer(X, np.ones(X.shape[0]))
+        else:
+            self._feature_mean = np.zeros(X.shape[1])
+            self._feature_scale = np.ones(X.shape[1])
+        self._rng = check_random_state(self.random_state)
+        self._seed = int(self._rng.randint(np.iinfo(np.int32).max))
+        self._leaf_counts = np.zeros(topology.n_leaves(self.max_depth))
+        self.n_rounds_ = 0
+        self.__dict__.pop("_engine", None)
+        self.__dict__.pop("_state", None)
+        engine = self._get_engine()
+        self._sync(engine)
+
+    def _get_engine(self):
+        engine = self.__dict__.get("_engine")
+        if engine is None:
+            from ._bandit_torch import OnlineDGT  # torch is imported here only
+
+            engine = OnlineDGT(self, getattr(self, "_state", None))
+            self.device_ = str(engine.device)
+            self._engine = engine
+        return engine
+
+    def _sync(self, engine):
+        """Copy the live state to numpy and rebuild ``tree_`` from it."""
+        self._state = engine.dump()
+        W, b, leaf_params = engine.splits()
+        tree = ObliqueTree.from_standardized(
+            W, b, self._leaf_values(leaf_params), self._feature_mean, self._feature_scale
+        )
+        n_node = np.zeros(topology.n_nodes(self.max_depth))
+        n_node[tree.n_internal :] = self._leaf_counts
+        for node in range(tree.n_internal - 1, -1, -1):
+            n_node[node] = n_node[2 * node + 1] + n_node[2 * node + 2]
+        tree.n_node_samples = n_node
+        self.tree_ = tree
+
+    def _contexts(self, X):
+        """Validate contexts, initializing the learner on the first call."""
+        if not self._is_initialized():
+            self._check_can_initialize()
+            self._validate_params()
+            X = validate_data(self, X, dtype=_DTYPES, order="C")
+            self._initialize(X)
+            return X
+        return check_predict_data(self, X)
+
+    def _check_can_initialize(self):
+        pass
+
+    def _standardized(self, X):
+        return ((X - self._feature_mean) / self._feature_scale).astype(np.float32)
+
+    def _learn(self, X, round_loss):
+        engine = self._get_engine()
+        leaves = engine.run(self._standardized(X), round_loss, type(self).__name__)
+        self._leaf_counts += np.bincount(leaves, minlength=self._leaf_counts.size)
+        self.n_rounds_ += X.shape[0]
+        self._sync(engine)
+
+    # ------------------------------------------------------------ fit
+    def _fit(self, X, y):
+        """Simulate ``n_passes`` of the bandit protocol over shuffled ``(X, y)``."""
+        self._initialize(X)
+        engine = self._get_engine()
+        Z = self._standardized(X)
+        self.loss_curve_ = []
+        for epoch in range(self.n_passes):
+            order = self._rng.permutation(X.shape[0])
+            self._played_losses = []
+            leaves = engine.run(
+                Z[order],
+                lambda out, leaf, rows: self._simulate_rounds(out, y, order[rows]),
+                type(self).__name__,
+            )
+            self._leaf_counts += np.bincount(leaves, minlength=self._leaf_counts.size)
+            self.n_rounds_ += X.shape[0]
+            self.loss_curve_.append(float(np.mean(np.concatenate(self._played_losses))))
+            del self._played_losses
+            if self.verbose:
+                print(
+                    f"[{type(self).__name__}] pass {epoch + 1}/{self.n_passes}  "
+                    f"mean played loss {self.loss_curve_[-1]:.5f}",
+                    flush=True,
+                )
+        self.n_iter_ = self.n_passes
+        self._sync(engine)
+        return self
+
+    def _rng_for(self, random_state):
+        return self._rng if random_state is None else check_random_state(random_state)
+
+    @staticmethod
+    def _check_losses(losses, shape, low=None, high=None, name="losses"):
+        losses = np.asarray(losses, dtype=np.float64)
+        if losses.shape != shape:
+            raise ValueError(f"{name} must have shape {shape}; got {losses.shape}.")
+        if not np.all(np.isfinite(losses)):
+            raise ValueError(f"{name} must be finite.")
+        if low is not None and (losses.min(initial=low) < low or losses.max(initial=high) > high):
+            raise ValueError(f"{name} must lie in [{low}, {high}].")
+        return losses
+
+
+_DOC_COMMON_PARAMS = """    max_depth : int, default=6
+        Height of the complete tree (``2**max_depth`` leaves); 1 to 12.
+    n_layers : int, default=1
+        Number ``L`` of linear layers of the over-parameterization (the paper's
+        bandit experiments use ``L = 1``: the node weights are trained
+        directly).
+    hidden_width : int, default=64
+        Width of the hidden layers when ``n_layers > 1``.
+    learning_rate : float, default={lr}
+        Step size of the optimizer ({lr_note}).
+    optimizer : {{"rmsprop", "adam", "sgd"}}, default="rmsprop"
+        Optimizer of the online updates (RMSprop with ``eps=1e-5`` as in the
+        authors' code). No learning-rate schedule and no gradient clipping.
+    momentum : float, default=0.0
+        Momentum of RMSprop / SGD.
+    accumulation_steps : int, default=4
+        Rounds are mini-batches of one sample; their gradients are accumulated
+        (averaged) over this many rounds before each optimizer step (Appendix
+        C.3.2). The accumulated gradient carries over ``update`` calls, so
+        ``update`` on n rounds at once equals n calls with one round each.
+    n_passes : int, default=1
+        Passes of :meth:`fit`'s simulated protocol over the (reshuffled) data.
+    standardize : bool, default=True
+        Standardize the contexts with the mean and standard deviation of the
+        ``X`` given to the call that creates the learner (the first of
+        ``fit``, ``update`` or ``{sample}``; contexts are observed, only labels
+        are not). The scaling is folded into ``tree_``. Give that first call a
+        representative batch of contexts (e.g. a burn-in of logged ``X``), or
+        scale the features yourself and pass ``False``.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the initialization and the learner's own generator (exploration
+        / perturbations and the shuffling of ``fit``). Global RNGs are left
+        untouched.
+    device : {{"cpu", "auto", "cuda"}}, default="cpu"
+        Where to learn. Updates run a few samples at a time, which is faster
+        on a CPU; prediction is always on the CPU, without torch.
+    verbose : int, default=0
+        ``>= 1`` prints the mean played loss after every pass of ``fit``.
+"""
+
+_DOC_COMMON_ATTRS = """    n_features_in_ : int
+        Number of features of the contexts.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features (only when X has string column names).
+    tree_ : ObliqueTree
+        The current tree (rebuilt after every ``fit`` / ``update``).
+    n_rounds_ : int
+        Rounds learned from so far (simulated and real).
+    n_iter_ : int
+        Passes of the last :meth:`fit`.
+    loss_curve_ : list of float
+        Mean loss of the played predictions in every pass of :meth:`fit`.
+    device_ : str
+        Device of the online updates.
+    feature_importances_ : ndarray of shape (n_features_in_,)
+        See :attr:`BaseObliqueTree.feature_importances_` (node weights are the
+        rounds routed through each node).
+"""
+
+_DOC_REFERENCES = """
+    References
+    ----------
+    A. Karthikeyan, N. Jain, N. Natarajan, P. Jain. "Learning Accurate
+    Decision Trees with Bandit Feedback via Quantized Gradient Descent".
+    TMLR, 2022 (Algorithm 1, eqs. 7-10, Appendix C.3.2).
+"""
+
+
+class DGTBanditClassifier(TreeClassifierMixin, _BaseDGTBandit):
+    __doc__ = (
+        """DGT-Bandit classifier: a hard oblique tree learned from bandit feedback.
+
+    Contextual multi-armed bandit (Algorithm 1 of the DGT paper). In every
+    round the learner sees a context ``x``, plays an action (a class) drawn
+    from the exploration policy of eq. 7,
+    ``p(k) = (1 - exploration) * 1[k = argmax theta_l(x)] + exploration / K``,
+    and observes only the loss of that action, a number in ``[0, 1]`` (0 is
+    best; reward ``r = 1 - loss``). It then minimizes
+    ``(sigmoid(theta_l(x)[a]) - r)**2 / p(a)`` for the played action ``a``
+    (gradient: eq. 8) with one dense update of all the tree's parameters.
+
+    Online use::
+
+        clf = DGTBanditClassifier(classes=[0, 1, 2], random_state=0)
+        actions, propensities = clf.sample_actions(X_batch)  # play
+        losses = ...  # observed loss of each played action, in [0, 1]
+        clf.update(X_batch, actions, losses, propensities)   # learn
+
+    ``fit(X, y)`` simulates that protocol from labels (the learner receives
+    only the loss ``simulated_loss(y, action)`` of the actions it plays), so
+    the estimator works in scikit-learn tooling. ``predict`` returns the
+    greedy action and ``predict_proba`` the policy's action probabilities.
+
+    Read more in the :doc:`User Guide </bandit>`.
+
+    Parameters
+    ----------
+"""
+        + _DOC_COMMON_PARAMS.format(
+            lr="1e-3", lr_note="the paper's value", sample="sample_actions"
+        )
+        + """    exploration : float, default=0.3
+        Exploration probability ``delta`` of eq. 7, in ``[0, 1)``.
+    classes : array-like of shape (n_classes,) or None, default=None
+        The action set (class labels). Required for online use (the learner
+        must know its actions before it plays); :meth:`fit` takes the classes
+        from ``y`` when None, and checks ``y`` against them otherwise.
+    simulated_loss : "zero_one" or callable, default="zero_one"
+        Loss of a played action in :meth:`fit`'s simulation:
+        ``loss(y_true, actions) -> losses`` in ``[0, 1]`` (vectorized; the
+        labels are seen by this function only, never by the learner).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels (the actions).
+    n_classes_ : int
+        Number of classes.
+    n_outputs_ : int
+        Always 1.
+"""
+        + _DOC_COMMON_ATTRS
+        + """
+    See Also
+    --------
+    DGTBanditRegressor : Regression from one- or two-point loss feedback.
+    DGTClassifier : The supervised DGT tree.
+    sklearn_difftrees.bandit.simulate : Learning curves over a stream.
+"""
+        + _DOC_REFERENCES
+        + """
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.datasets import make_blobs
+    >>> from sklearn_difftrees import DGTBanditClassifier
+    >>> X, y = make_blobs(n_samples=200, centers=3, random_state=0)
+    >>> clf = DGTBanditClassifier(max_depth=2, learning_rate=1e-2, n_passes=5,
+    ...                           random_state=0).fit(X, y)
+    >>> proba = clf.predict_proba(X[:1])  # the policy: 0.7 + 0.3 / 3 on the greedy action
+    >>> np.sort(proba[0]).round(2).tolist()
+    [0.1, 0.1, 0.8]
+    >>> actions, propensities = clf.sample_actions(X[:4], random_state=0)
+    >>> clf = clf.update(X[:4], actions, (actions != y[:4]).astype(float), propensities)
+"""
+    )
+
+    _parameter_constraints = {
+        **_BaseDGTBandit._parameter_constraints,
+        "exploration": [Interval(Real, 0, 1, closed="left")],
+        "classes": ["array-like", None],
+        "simulated_loss": [StrOptions(set(CLASSIFICATION_LOSSES)), callable],
+    }
+
+    def __init__(
+        self,
+        *,
+        max_depth=6,
+        n_layers=1,
+        hidden_width=64,
+        learning_rate=1e-3,
+        optimizer="rmsprop",
+        momentum=0.0,
+        accumulation_steps=4,
+        n_passes=1,
+        standardize=True,
+        random_state=None,
+        device="cpu",
+        verbose=0,
+        exploration=0.3,
+        classes=None,
+        simulated_loss="zero_one",
+    ):
+        super().__init__(
+            max_depth=max_depth,
+            n_layers=n_layers,
+            hidden_width=hidden_width,
+            learning_rate=learning_rate,
+            optimizer=optimizer,
+            momentum=momentum,
+            accumulation_steps=accumulation_steps,
+            n_passes=n_passes,
+            standardize=standardize,
+            random_state=random_state,
+            device=device,
+            verbose=verbose,
+        )
+        self.exploration = exploration
+        self.classes = classes
+        self.simulated_loss = simulated_loss
+
+    def _n_outputs(self):
+        return self.n_classes_
+
+    def _leaf_values(self, leaf_params):
+        return policy_probabilities(leaf_params, self.exploration)
+
+    def _check_can_initialize(self):
+        if self.classes is None:
+            raise ValueError(
+                f"{type(self).__name__} needs its action set before it can play: pass "
+                "classes=[...] to the constructor, or call fit(X, y)."
+            )
+        classes = np.unique(np.asarray(self.classes))
+        if classes.size < 2:
+            raise ValueError(f"classes must contain at least 2 distinct labels; got {classes}.")
+        self.classes_ = classes
+        self.n_classes_ = int(classes.size)
+        self.n_outputs_ = 1
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Learn from a simulated bandit protocol over ``(X, y)``.
+
+        For ``n_passes`` passes over the shuffled rows, the learner plays an
+        action per row (eq. 7), receives ``simulated_loss(y_row, action)``
+        only, and updates (eq. 8). Learning restarts from scratch.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Contexts.
+        y : array-like of shape (n_samples,)
+            Labels; only the simulated loss function sees them.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        X, y, _ = check_fit_data(self, X, y, None, multi_output=False)
+        for attr in ("_state", "classes_"):
+            self.__dict__.pop(attr, None)
+        encode_classification_target(self, y, np.ones(X.shape[0]))
+        if self.classes is not None:
+            self._check_can_initialize()
+            unknown = np.setdiff1d(np.unique(y), self.classes_)
+            if unknown.size:
+                raise ValueError(f"y contains labels {unknown} not in classes={self.classes_}.")
+        self.n_outputs_ = 1
+        self._loss = (
+            CLASSIFICATION_LOSSES[self.simulated_loss]
+            if isinstance(self.simulated_loss, str)
+            else self.simulated_loss
+        )
+        try:
+            return self._fit(X, y)
+        finally:
+            del self._loss
+
+    def _simulate_rounds(self, out, y, rows):
+        import torch
+
+        logits = out.detach().cpu().numpy()
+        p = policy_probabilities(logits, self.exploration)
+        actions = self._draw(p, self._rng)
+        losses = self._check_losses(
+            self._loss(y[rows], self.classes_[actions]), (rows.size,), 0.0, 1.0,
+            name="simulated_loss values",
+        )
+        self._played_losses.append(losses)
+        return self._surrogate(out, actions, losses, p[np.arange(rows.size), actions])
+
+    def _surrogate(self, out, actions, losses, propensities):
+        import torch
+
+        from ._bandit_torch import classification_surrogate
+
+        dev = out.device
+        return classification_surrogate(
+            out,
+            torch.as_tensor(actions, dtype=torch.long, device=dev),
+            torch.as_tensor(1.0 - losses, dtype=out.dtype, device=dev),
+            torch.as_tensor(propensities, dtype=out.dtype, device=dev),
+        )
+
+    @staticmethod
+    def _draw(p, rng):
+        u = rng.random_sample(p.shape[0])[:, None]
+        idx = (np.cumsum(p, axis=1) < u).sum(axis=1)
+        return np.minimum(idx, p.shape[1] - 1)
+
+    def sample_actions(self, X, random_state=None):
+        """Play one action per context, drawn from the policy of eq. 7.
+
+        Creates the learner on the first call (see ``classes`` and
+        ``standardize``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Contexts.
+        random_state : int, RandomState instance or None, default=None
+            Generator of the draws; None uses (and advances) the learner's own.
+
+        Returns
+        -------
+        actions : ndarray of shape (n_samples,)
+            Played actions (values of ``classes_``).
+        propensities : ndarray of shape (n_samples,)
+            Probability with which each action was played (pass it back to
+            :meth:`update`).
+        """
+        X = self._contexts(X)
+        p = self.tree_.predict(X)
+        idx = self._draw(p, self._rng_for(random_state))
+        return self.classes_.take(idx), p[np.arange(X.shape[0]), idx]
+
+    def update(self, X, actions, losses, propensities):
+        """Learn from logged bandit feedback, one round per row, in order.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Contexts.
+        actions : array-like of shape (n_samples,)
+            Played actions (values of ``classes_``).
+        losses : array-like of shape (n_samples,)
+            Observed loss of each played action, in ``[0, 1]`` (0 = best;
+            the reward is ``1 - loss``). Rescale other costs to this range.
+        propensities : array-like of shape (n_samples,)
+            Probability, in ``(0, 1]``, with which the logging policy played
+            each action (e.g. from :meth:`sample_actions`).
+
+        Returns
+        -------
+        self : object
+            The updated estimator.
+        """
+        X = self._contexts(X)
+        n = X.shape[0]
+        actions = column_or_1d(np.asarray(actions, dtype=self.classes_.dtype), warn=True)
+        if actions.shape != (n,):
+            raise ValueError(f"actions must have shape ({n},); got {actions.shape}.")
+        idx = np.searchsorted(self.classes_, actions)
+        idx = np.minimum(idx, self.n_classes_ - 1)
+        if not np.array_equal(self.classes_[idx], actions):
+            raise ValueError(f"actions must be values of classes_={self.classes_}.")
+        losses = self._check_losses(losses, (n,), 0.0, 1.0)
+        propensities = self._check_losses(propensities, (n,), name="propensities")
+        if np.any(propensities <= 0) or np.any(propensities > 1):
+            raise ValueError("propensities must lie in (0, 1].")
+        self._learn(
+            X,
+            lambda out, leaf, rows: self._surrogate(
+                out, idx[rows], losses[rows], propensities[rows]
+            ),
+        )
+        return self
+
+
+class DGTBanditRegressor(RegressorMixin, _BaseDGTBandit):
+    __doc__ = (
+        """DGT-Bandit regressor: a hard oblique tree learned from loss feedback.
+
+    Online regression with point-wise loss feedback (Algorithm 1 of the DGT
+    paper). The tree predicts ``y_hat = theta_l(x)``; the learner never sees
+    ``y``, only the loss of the values it plays. One-point feedback (eq. 9):
+    it plays ``y_hat + delta * u`` with a Rademacher ``u`` and estimates
+    ``loss'(y_hat) ~ loss(y_hat + delta u) u / delta``. Two-point feedback
+    (eq. 10, ``feedback="two_point"``): it plays ``y_hat + delta u`` and
+    ``y_hat - delta u`` and estimates the central difference
+    ``(loss(y_hat + delta) - loss(y_hat - delta)) / (2 delta)``. The estimate
+    multiplies the exact gradient of the tree's output (eq. 6), a dense update
+    of all parameters.
+
+    ``delta`` is in **target units**: a learner that never sees ``y`` cannot
+    scale it. The default 0.5 is the paper's, whose targets were scaled to
+    ``[0, 1]``; rescale your targets (or ``delta``) accordingly.
+
+    Online use::
+
+        reg = DGTBanditRegressor(feedback="two_point", random_state=0)
+        played, u = reg.sample_predictions(X_batch)  # shape (n, 2) and (n,)
+        losses = ...                                 # loss of each played value
+        reg.update(X_batch, played, losses, u)
+
+    Read more in the :doc:`User Guide </bandit>`.
+
+    Parameters
+    ----------
+"""
+        + _DOC_COMMON_PARAMS.format(
+            lr="1e-2", lr_note="the paper tunes 1e-2 / 1e-3 for regression",
+            sample="sample_predictions",
+        )
+        + """    delta : float, default=0.5
+        Perturbation size of eqs. 9-10, in target units.
+    feedback : {"one_point", "two_point"}, default="one_point"
+        Loss values observed per round: one (eq. 9) or two (eq. 10).
+    simulated_loss : {"squared", "huber"} or callable, default="squared"
+        Loss of a played value in :meth:`fit`'s simulation:
+        ``loss(y_true, y_played) -> losses`` (vectorized). ``"huber"`` uses
+        threshold 1 (target units).
+
+    Attributes
+    ----------
+    n_outputs_ : int
+        Always 1.
+"""
+        + _DOC_COMMON_ATTRS
+        + """
+    See Also
+    --------
+    DGTBanditClassifier : The contextual-bandit classifier.
+    DGTRegressor : The supervised DGT tree.
+"""
+        + _DOC_REFERENCES
+        + """
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn_difftrees import DGTBanditRegressor
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.uniform(-1, 1, size=(300, 3))
+    >>> y = np.where(X[:, 0] > 0, 1.0, 0.0)
+    >>> reg = DGTBanditRegressor(max_depth=2, feedback="two_point", n_passes=5,
+    ...                          random_state=0).fit(X, y)
+    >>> played, u = reg.sample_predictions(X[:3])
+    >>> played.shape
+    (3, 2)
+    >>> reg = reg.update(X[:3], played, (played - y[:3, None]) ** 2, u)
+"""
+    )
+
+    _parameter_constraints = {
+        **_BaseDGTBandit._parameter_constraints,
+        "delta": [Interval(Real, 0, None, closed="neither")],
+        "feedback": [StrOptions({"one_point", "two_point"})],
+        "simulated_loss": [StrOptions(set(REGRESSION_LOSSES)), callable],
+    }
+
+    def __init__(
+        self,
+        *,
+        max_depth=6,
+        n_layers=1,
+        hidden_width=64,
+        learning_rate=1e-2,
+        optimizer="rmsprop",
+        momentum=0.0,
+        accumulation_steps=4,
+        n_passes=1,
+        standardize=True,
+        random_state=None,
+        device="cpu",
+        verbose=0,
+        delta=0.5,
+        feedback="one_point",
+        simulated_loss="squared",
+    ):
+        super().__init__(
+            max_depth=max_depth,
+            n_layers=n_layers,
+            hidden_width=hidden_width,
+            learning_rate=learning_rate,
+            optimizer=optimizer,
+            momentum=momentum,
+            accumulation_steps=accumulation_steps,
+            n_passes=n_passes,
+            standardize=standardize,
+            random_state=random_state,
+            device=device,
+            verbose=verbose,
+        )
+        self.delta = delta
+        self.feedback = feedback
+        self.simulated_loss = simulated_loss
+
+    def _n_outputs(self):
+        return 1
+
+    def _leaf_values(self, leaf_params):
+        return leaf_params
+
+    def _check_can_initialize(self):
+        self.n_outputs_ = 1
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Learn from a simulated bandit protocol over ``(X, y)``.
+
+        For ``n_passes`` passes over the shuffled rows, the learner plays
+        perturbed predictions, receives their ``simulated_loss(y_row, played)``
+        only, and updates (eqs. 9-10). Learning restarts from scratch.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Contexts.
+        y : array-like of shape (n_samples,)
+            Targets; only the simulated loss function sees them.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        X, y, _ = check_fit_data(self, X, y, None, multi_output=False)
+        y = np.asarray(y, dtype=np.float64)
+        self.n_outputs_ = 1
+        self._loss = (
+            REGRESSION_LOSSES[self.simulated_loss]
+            if isinstance(self.simulated_loss, str)
+            else self.simulated_loss
+        )
+        try:
+            return self._fit(X, y)
+        finally:
+            del self._loss
+
+    def _perturb(self, y_hat, rng):
+        u = 2.0 * rng.randint(2, size=y_hat.shape[0]) - 1.0
+        played = y_hat + self.delta * u
+        if self.feedback == "two_point":
+            played = np.column_stack([played, y_hat - self.delta * u])
+        return played, u
+
+    def _simulate_rounds(self, out, y, rows):
+        y_hat = out.detach().cpu().double().numpy()[:, 0]
+        played, u = self._perturb(y_hat, self._rng)
+        y_rows = y[rows] if played.ndim == 1 else np.repeat(y[rows][:, None], 2, axis=1)
+        losses = self._check_losses(
+            np.reshape(self._loss(y_rows.ravel(), played.ravel()), played.shape),
+            played.shape, name="simulated_loss values",
+        )
+        self._played_losses.append(losses.ravel())
+        return self._surrogate(out, derivative_estimate(losses, u, self.delta))
+
+    @staticmethod
+    def _surrogate(out, derivative):
+        import torch
+
+        from ._bandit_torch import regression_surrogate
+
+        return regression_surrogate(out, torch.as_tensor(derivative, dtype=out.dtype, device=out.device))
+
+    def sample_predictions(self, X, random_state=None):
+        """Play perturbed predictions ``y_hat + delta u`` (and ``y_hat - delta u``).
+
+        Creates the learner on the first call (see ``standardize``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Contexts.
+        random_state : int, RandomState instance or None, default=None
+            Generator of ``u``; None uses (and advances) the learner's own.
+
+        Returns
+        -------
+        played : ndarray of shape (n_samples,) or (n_samples, 2)
+            Values to play: ``y_hat + delta u``, and with two-point feedback a
+            second column ``y_hat - delta u``.
+        perturbations : ndarray of shape (n_samples,)
+            The Rademacher signs ``u`` (pass them back to :meth:`update`).
+        """
+        X = self._contexts(X)
+        return self._perturb(self.tree_.predict(X)[:, 0], self._rng_for(random_state))
+
+    def update(self, X, played, losses, perturbations):
+        """Learn from loss feedback on played values, one round per row, in order.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Contexts.
+        played : array-like of shape (n_samples,) or (n_samples, 2)
+            The values played (from :meth:`sample_predictions`); only their
+            shape is checked: the estimate needs ``u`` and ``delta``.
+        losses : array-like of shape (n_samples,) or (n_samples, 2)
+            Observed loss of each played value (any real scale; column 0 for
+            ``y_hat + delta u``, column 1 for ``y_hat - delta u``).
+        perturbations : array-like of shape (n_samples,)
+            The signs ``u`` in ``{-1, +1}`` used to play.
+
+        Returns
+        -------
+        self : object
+            The updated estimator.
+        """
+        X = self._contexts(X)
+        n = X.shape[0]
+        shape = (n, 2) if self.feedback == "two_point" else (n,)
+        self._check_losses(played, shape, name="played")
+        losses = self._check_losses(losses, shape)
+        u = self._check_losses(perturbations, (n,), name="perturbations")
+        if not np.all(np.abs(u) == 1):
+            raise ValueError("perturbations must be -1 or +1.")
+        g = derivative_estimate(losses, u, self.delta)
+        self._learn(X, lambda out, leaf, rows: self._surrogate(out, g[rows]))
+        return self
+
+    def predict(self, X):
+        """Greedy prediction ``theta_l(x)`` of the leaf each sample reaches.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        return self.tree_.predict(check_predict_data(self, X))[:, 0]
