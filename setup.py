@@ -6,7 +6,7 @@ import numpy as np
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-KERNELS = ["_routing"]
+KERNELS = ["_routing", "_pav"]
 
 directives = {
     "language_level": 3,
