@@ -121,3 +121,24 @@ def test_argmax_path_score_equals_hard_walk(depth):
         assert np.sum(scores == depth) == 1
         if np.all(a != 0):
             assert np.argmax(S @ np.sign(a)) == leaf
+
+
+@pytest.mark.parametrize("depth", [0, 1, 3, 5])
+def test_subtree_sums_matches_brute_force(depth):
+    """Every node's total is the sum over the leaves in its subtree (walked here)."""
+    rng = np.random.RandomState(depth)
+    values = rng.uniform(size=(topology.n_leaves(depth), 2))
+    flags = rng.uniform(size=topology.n_leaves(depth)) < 0.3
+    totals = topology.subtree_sums(values)
+    any_flag = topology.subtree_sums(flags)
+    n_int = topology.n_internal(depth)
+    for node in range(topology.n_nodes(depth)):
+        below, frontier = [], [node]
+        while frontier:
+            t = frontier.pop()
+            if t >= n_int:
+                below.append(t - n_int)
+            else:
+                frontier += [2 * t + 1, 2 * t + 2]
+        np.testing.assert_allclose(totals[node], values[below].sum(axis=0))
+        assert any_flag[node] == flags[below].any()

@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from sklearn.exceptions import ConvergenceWarning
 
-__all__ = ["History", "resolve_device", "seeded", "to_tensor", "train"]
+__all__ = ["History", "make_optimizer", "resolve_device", "seeded", "to_tensor", "train"]
 
 
 @dataclass
@@ -67,7 +67,7 @@ def to_tensor(a, device, dtype=torch.float32):
     return torch.as_tensor(np.ascontiguousarray(a), dtype=dtype, device=device)
 
 
-def _make_optimizer(name, params, learning_rate, momentum):
+def make_optimizer(name, params, learning_rate, momentum):
     if name == "adam":
         return torch.optim.Adam(params, lr=learning_rate)
     if name == "rmsprop":
@@ -140,7 +140,7 @@ def train(
     X, Y, w = train_data
     n = X.shape[0]
     params = [p for p in module.parameters() if p.requires_grad]
-    opt = _make_optimizer(optimizer, params, learning_rate, momentum)
+    opt = make_optimizer(optimizer, params, learning_rate, momentum)
     steps_per_epoch = max(1, math.ceil(n / batch_size))
     scheduler = None
     if lr_schedule == "cosine":

@@ -34,6 +34,7 @@ __all__ = [
     "leaf_ancestors",
     "leaf_directions",
     "path_matrix",
+    "subtree_sums",
 ]
 
 
@@ -119,3 +120,28 @@ def path_matrix(depth):
     rows = np.repeat(np.arange(n_leaves(depth)), depth)
     S[rows, leaf_ancestors(depth).ravel()] = leaf_directions(depth).ravel()
     return _readonly(S)
+
+
+def subtree_sums(leaf_values):
+    """Per-node totals, in heap order, of values given per leaf (left to right).
+
+    Node ``i`` gets the sum over the leaves below it (a leaf gets its own
+    value). For boolean input the sum is a logical OR ("some leaf below").
+
+    Parameters
+    ----------
+    leaf_values : ndarray of shape (2**depth, ...)
+
+    Returns
+    -------
+    totals : ndarray of shape (2**(depth + 1) - 1, ...)
+    """
+    leaf_values = np.asarray(leaf_values)
+    depth = int(round(np.log2(leaf_values.shape[0])))
+    out = np.zeros((n_nodes(depth),) + leaf_values.shape[1:], dtype=leaf_values.dtype)
+    out[n_internal(depth) :] = leaf_values
+    for level in range(depth - 1, -1, -1):
+        nodes = np.arange(2**level - 1, 2 ** (level + 1) - 1)
+        out[nodes] = out[2 * nodes + 1] + out[2 * nodes + 2]
+    return out
+

@@ -187,13 +187,8 @@ class ObliqueTree:
         )
         # Zero-weight rows are not training data: they do not activate nodes.
         reached = np.bincount(leaves[w > 0] - self.n_internal, minlength=counts.size) > 0
-        n_node = np.zeros(topology.n_nodes(self.max_depth))
-        hit = np.zeros(topology.n_nodes(self.max_depth), dtype=bool)
-        n_node[self.n_internal :] = counts
-        hit[self.n_internal :] = reached
-        for node in range(self.n_internal - 1, -1, -1):
-            n_node[node] = n_node[2 * node + 1] + n_node[2 * node + 2]
-            hit[node] = hit[2 * node + 1] or hit[2 * node + 2]
+        n_node = topology.subtree_sums(counts)
+        hit = topology.subtree_sums(reached)
         self.n_node_samples = n_node
         self.active = hit
         if hit.all():

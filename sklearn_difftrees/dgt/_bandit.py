@@ -184,11 +184,7 @@ class _BaseDGTBandit(BaseObliqueTree):
         tree = ObliqueTree.from_standardized(
             W, b, self._leaf_values(leaf_params), self._feature_mean, self._feature_scale
         )
-        n_node = np.zeros(topology.n_nodes(self.max_depth))
-        n_node[tree.n_internal :] = self._leaf_counts
-        for node in range(tree.n_internal - 1, -1, -1):
-            n_node[node] = n_node[2 * node + 1] + n_node[2 * node + 2]
-        tree.n_node_samples = n_node
+        tree.n_node_samples = topology.subtree_sums(self._leaf_counts)
         self.tree_ = tree
 
     def _contexts(self, X):

@@ -13,7 +13,7 @@ sequential computation) and the accumulated gradient is carried over calls.
 import numpy as np
 import torch
 
-from .._core._trainer import _make_optimizer, resolve_device, seeded, to_tensor
+from .._core._trainer import make_optimizer, resolve_device, seeded, to_tensor
 from ._module import DGTModule
 
 __all__ = ["OnlineDGT", "classification_surrogate", "regression_surrogate"]
@@ -70,7 +70,7 @@ class OnlineDGT:
             )
         self.module = module.to(self.device)
         self.params = [p for p in module.parameters() if p.requires_grad]
-        self.optimizer = _make_optimizer(est.optimizer, self.params, est.learning_rate, est.momentum)
+        self.optimizer = make_optimizer(est.optimizer, self.params, est.learning_rate, est.momentum)
         self.pending = 0
         if state is not None:
             self.load(state)
