@@ -1,12 +1,17 @@
 """Build the private Cython kernels; all metadata lives in pyproject.toml."""
 
 import os
+from pathlib import Path
 
 import numpy as np
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-KERNELS = ["_routing", "_pav"]
+# One extension per kernel file: cython_src/<name>.pyx -> sklearn_difftrees._kernels.<name>.
+KERNELS = sorted(p.stem for p in Path(__file__).parent.joinpath("cython_src").glob("*.pyx"))
+# Development only: SKLEARN_DIFFTREES_KERNELS=_pav,_tel rebuilds just those kernels.
+if os.environ.get("SKLEARN_DIFFTREES_KERNELS"):
+    KERNELS = [k for k in os.environ["SKLEARN_DIFFTREES_KERNELS"].split(",") if k]
 
 directives = {
     "language_level": 3,

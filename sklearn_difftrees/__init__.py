@@ -2,7 +2,12 @@
 
 Fitted estimators predict with compiled kernels and numpy only: importing
 this package, unpickling a fitted model and predicting never import torch.
+The public torch layers (``nn.Module`` subclasses) are listed in
+``_LAZY_TORCH_EXPORTS`` and imported on first access, so ``import
+sklearn_difftrees`` stays torch-free.
 """
+
+import importlib
 
 from ._core.export import export_text, plot_tree
 from ._core.tree import ObliqueTree
@@ -16,7 +21,17 @@ from .dgt import (
     DGTRegressor,
 )
 
+# -- latent_tree exports --
+# -- non_greedy exports --
+# -- tel exports --
+# -- polytope exports --
+
 __version__ = "0.1.0.dev0"
+
+#: Public torch modules: name -> submodule that defines it (imported lazily).
+_LAZY_TORCH_EXPORTS = {
+    # -- lazy torch exports --
+}
 
 __all__ = [
     "DGTBanditClassifier",
@@ -29,4 +44,21 @@ __all__ = [
     "ObliqueTree",
     "export_text",
     "plot_tree",
-]
+    # -- latent_tree __all__ --
+    # -- non_greedy __all__ --
+    # -- tel __all__ --
+    # -- polytope __all__ --
+] + sorted(_LAZY_TORCH_EXPORTS)
+
+
+def __getattr__(name):
+    if name in _LAZY_TORCH_EXPORTS:
+        module = importlib.import_module(_LAZY_TORCH_EXPORTS[name], __name__)
+        value = getattr(module, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY_TORCH_EXPORTS))

@@ -7,6 +7,7 @@ from sklearn.metrics import accuracy_score
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import sklearn_difftrees
+# -- method imports (one line per family) --
 from sklearn_difftrees import (
     DGTBanditClassifier,
     DGTBanditRegressor,
@@ -38,6 +39,10 @@ FAST_PARAMS = {
     DGTBanditRegressor: dict(
         max_depth=2, n_passes=10, feedback="two_point", learning_rate=3e-2, random_state=0
     ),
+    # -- latent_tree fast params --
+    # -- non_greedy fast params --
+    # -- tel fast params --
+    # -- polytope fast params --
 }
 
 

@@ -7,8 +7,10 @@ import textwrap
 
 import numpy as np
 import pytest
+from sklearn.base import is_classifier
 from sklearn.datasets import make_classification, make_regression
 
+# -- method imports (one line per family) --
 from sklearn_difftrees import (
     DGTBanditClassifier,
     DGTBanditRegressor,
@@ -51,7 +53,6 @@ def _run_child(code, tmp_path):
     return proc.stdout
 
 
-CLASSIFIERS = (DGTClassifier, DGTForestClassifier, DGTBanditClassifier)
 #: Constructor parameters per class (forests: a few members are enough;
 #: bandit learners: a few simulated passes, and they keep their online state).
 _TREE_PARAMS = dict(max_depth=3, max_iter=5, hidden_width=8, random_state=0)
@@ -62,13 +63,17 @@ PARAMS = {
     DGTForestRegressor: dict(_TREE_PARAMS, n_estimators=3),
     DGTBanditClassifier: dict(max_depth=3, n_passes=2, random_state=0),
     DGTBanditRegressor: dict(max_depth=3, n_passes=2, feedback="two_point", random_state=0),
+    # -- latent_tree pickle params --
+    # -- non_greedy pickle params --
+    # -- tel pickle params --
+    # -- polytope pickle params --
 }
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize("cls", list(PARAMS))
 def test_unpickle_and_predict_without_torch(cls, tmp_path):
-    if cls in CLASSIFIERS:
+    if is_classifier(cls()):
         X, y = make_classification(200, 5, n_informative=3, n_classes=3, random_state=0)
         y = np.array(["a", "b", "c"])[y]  # object labels survive too
     else:
@@ -76,7 +81,7 @@ def test_unpickle_and_predict_without_torch(cls, tmp_path):
     est = cls(**PARAMS[cls]).fit(X, y)
     X_test = np.random.RandomState(1).normal(size=(50, 5))
     expected = est.predict(X_test)
-    proba = est.predict_proba(X_test) if cls in CLASSIFIERS else None
+    proba = est.predict_proba(X_test) if is_classifier(cls()) else None
 
     model_file = tmp_path / "model.pkl"
     with open(model_file, "wb") as f:

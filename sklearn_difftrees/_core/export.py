@@ -110,6 +110,14 @@ def export_text(
     |--- 0.45*pl + 0.38*pw (+2 more) <= 1.53
     |   |--- ...
     """
+    # Models that are not one hard tree (e.g. soft-tree ensembles) render
+    # themselves with the same arguments.
+    custom = getattr(decision_tree, "_export_text", None)
+    if custom is not None:
+        return custom(
+            feature_names=feature_names, class_names=class_names, max_depth=max_depth,
+            decimals=decimals, top_k=top_k,
+        )
     check_is_fitted(decision_tree, "tree_")
     tree = decision_tree.tree_
     names = _feature_names(decision_tree, feature_names)
@@ -119,7 +127,10 @@ def export_text(
                 f"class_names must contain {decision_tree.n_classes_} elements, "
                 f"got {len(class_names)}."
             )
-    lines = []
+    # Estimators whose prediction is not the leaf constant (e.g. a head on the
+    # routing) say so in a first line, "# ...".
+    note = getattr(decision_tree, "_export_note", None)
+    lines = [f"# {note()}"] if note is not None else []
     n_int = tree.n_internal
 
     def recurse(node, depth):

@@ -30,6 +30,8 @@ DATASETS = {
     "letter": ("multiclass", "Letter recognition, 20000 x 16, 26 classes"),
     "197_cpu_act": ("regression", "Computer activity (cpu_act), 8192 x 21"),
     "537_houses": ("regression", "California housing, 20640 x 8"),
+    "abalone": ("regression", "Abalone (UCI), 4177 x 10, target = rings"),
+    "glass": ("multiclass", "Glass identification (UCI), 214 x 9, 6 classes"),
 }
 
 
