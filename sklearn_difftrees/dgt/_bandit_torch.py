@@ -12,6 +12,7 @@ sequential computation) and the accumulated gradient is carried over calls.
 
 import numpy as np
 import torch
+from sklearn.base import is_classifier
 
 from .._core._trainer import make_optimizer, resolve_device, seeded, to_tensor
 from ._module import DGTModule
@@ -68,6 +69,15 @@ class OnlineDGT:
             module = DGTModule(
                 n_features, est.max_depth, n_outputs, est._hidden_sizes(), row_scale=True
             )
+            if is_classifier(est) and n_outputs > 2:
+                # Leaf logits start at logit(1/K): sigmoid(theta) = 1/K, the
+                # expected reward of a uniformly random action, instead of
+                # 1/2. From 1/2, the early rounds (mostly loss 1 when K is
+                # large) drive every played logit into the flat part of the
+                # sigmoid of eq. 8, and the routing collapses (see
+                # docs/bandit.md, "Initialization").
+                with torch.no_grad():
+                    module.leaf.add_(float(np.log(1.0 / (n_outputs - 1))))
         self.module = module.to(self.device)
         self.params = [p for p in module.parameters() if p.requires_grad]
         self.optimizer = make_optimizer(est.optimizer, self.params, est.learning_rate, est.momentum)
