@@ -191,6 +191,8 @@ def main(argv=None):
     parser.add_argument("--out", help="markdown report path")
     parser.add_argument("--json", help="raw results path")
     parser.add_argument("--plot", help="learning-curve PNG path")
+    parser.add_argument("--datasets", nargs="+", default=CLASSIFICATION + REGRESSION,
+                        choices=CLASSIFICATION + REGRESSION, help="subset to run")
     args = parser.parse_args(argv)
     if args.smoke:
         args.rounds, args.passes, args.eval_every, args.eval_rows = 600, 1, 200, 500
@@ -198,7 +200,7 @@ def main(argv=None):
     single_thread()
     env = environment_line()
     results = {}
-    for name in CLASSIFICATION + REGRESSION:
+    for name in args.datasets:
         try:
             load(name, smoke=args.smoke)
         except FileNotFoundError as exc:
