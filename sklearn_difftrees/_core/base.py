@@ -4,13 +4,16 @@
   :class:`~sklearn_difftrees._core.tree.ObliqueTree` (``tree_``) offers:
   ``apply``, ``decision_path``, ``get_depth``, ``get_n_leaves`` and
   ``feature_importances_``.
-* :class:`BaseGradientTree` — the ``fit`` of the gradient-trained ones: input
-  validation, weights, internal standardization, the validation split, the
-  shared torch training loop (imported lazily), and the hand-over from the
-  trained torch module to a torch-free ``tree_``. A method only supplies its
-  module (``_build_module``), its regularizer (``_penalty``) and how to turn the
-  trained module into node weights in the standardized space
-  (``_module_to_splits``).
+* :class:`BaseGradientModel` — the ``fit`` of every gradient-trained model:
+  input validation, weights, internal standardization, the validation split,
+  the shared torch training loop (imported lazily) and the training record. A
+  method supplies its module (``_build_module``), its regularizer
+  (``_penalty``) and how the trained module becomes torch-free numpy state
+  (``_freeze``).
+* :class:`BaseGradientTree` — a ``BaseGradientModel`` whose fitted model is a
+  hard oblique ``tree_``: ``_freeze`` folds the standardization into the node
+  weights given by ``_module_to_splits`` (standardized space) and sets the
+  leaf values.
 * :class:`TreeClassifierMixin` / :class:`TreeRegressorMixin` — the task half:
   target encoding and scaling, the loss, the leaf values and the
   ``predict*`` methods. Public estimators put them on the left:
@@ -38,6 +41,7 @@ from .validation import (
 
 __all__ = [
     "BaseObliqueTree",
+    "BaseGradientModel",
     "BaseGradientTree",
     "TreeClassifierMixin",
     "TreeRegressorMixin",
@@ -130,8 +134,17 @@ class BaseObliqueTree(BaseEstimator, metaclass=ABCMeta):
         return imp / total if total > 0 else imp
 
 
-class BaseGradientTree(BaseObliqueTree):
-    """``fit`` of the estimators trained by gradient descent in torch."""
+class BaseGradientModel(BaseEstimator, metaclass=ABCMeta):
+    """``fit`` of every model trained by gradient descent in torch.
+
+    Input validation, sample weights, internal standardization, the
+    validation split, seeding, the shared training loop (torch imported
+    here, lazily) and the training record (``n_iter_``, ``loss_curve_``,
+    ``validation_scores_``, ...). A subclass supplies its module
+    (``_build_module``), its regularizer (``_penalty``) and how the trained
+    module becomes torch-free numpy state (``_freeze``); the task half
+    (``_prepare_target``, ``_loss_fn``, ``_score_fn``) comes from a mixin.
+    """
 
     _parameter_constraints = dict(TRAINING_PARAMETER_CONSTRAINTS)
 
@@ -140,16 +153,17 @@ class BaseGradientTree(BaseObliqueTree):
         """Return a fresh ``nn.Module`` mapping standardized X to raw outputs."""
 
     @abstractmethod
-    def _module_to_splits(self, module):
-        """Node weights and biases (float64) in the standardized input space."""
+    def _freeze(self, module, X, Y, sample_weight, keep):
+        """Store the trained ``module`` as torch-free fitted attributes.
+
+        ``X`` is the validated raw training input, ``Y`` the encoded target,
+        ``sample_weight`` the weights and ``keep`` the indices of the rows of
+        nonzero weight (the rows used for training and validation).
+        """
 
     def _penalty(self, module):
         """Regularization added to every batch loss (``None``: none)."""
         return None
-
-    def _module_to_leaf_params(self, module):
-        """Leaf parameters (n_leaves, n_outputs) in the training output space."""
-        return module.leaf.detach().cpu().double().numpy()
 
     def _discard_warm_start_state(self):
         """Drop the trained module's weights, kept only for ``warm_start``.
@@ -162,12 +176,12 @@ class BaseGradientTree(BaseObliqueTree):
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
-        """Train the tree by gradient descent, then freeze it into ``tree_``.
+        """Train the model by gradient descent, then freeze it into numpy arrays.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Training data; standardized internally (the fitted tree works on
+            Training data; standardized internally (the fitted model works on
             raw features).
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
             Target values (class labels for classifiers).
@@ -255,6 +269,30 @@ class BaseGradientTree(BaseObliqueTree):
             self.validation_scores_ = None
             self.best_validation_score_ = None
 
+        self._freeze(module, X, Y, sample_weight, keep)
+        return self
+
+
+class BaseGradientTree(BaseObliqueTree, BaseGradientModel):
+    """A :class:`BaseGradientModel` whose fitted model is a hard oblique tree.
+
+    The trained module is turned into ``tree_``: node weights from
+    ``_module_to_splits`` (standardized space, folded back to raw features),
+    leaf values from ``_module_to_leaf_params`` (optionally refit in closed
+    form when the estimator has ``refit_leaves=True``).
+    """
+
+    _parameter_constraints = dict(TRAINING_PARAMETER_CONSTRAINTS)
+
+    @abstractmethod
+    def _module_to_splits(self, module):
+        """Node weights and biases (float64) in the standardized input space."""
+
+    def _module_to_leaf_params(self, module):
+        """Leaf parameters (n_leaves, n_outputs) in the training output space."""
+        return module.leaf.detach().cpu().double().numpy()
+
+    def _freeze(self, module, X, Y, sample_weight, keep):
         # Hand-over: fold the standardization into float64 node weights.
         W_std, b_std = self._module_to_splits(module)
         # A feature constant over the training rows carries no information and
@@ -277,7 +315,6 @@ class BaseGradientTree(BaseObliqueTree):
         value = self._leaf_values(leaf_params)
         tree.value = np.ascontiguousarray(value, dtype=np.float64)
         self.tree_ = tree.finalize(X, sample_weight)
-        return self
 
 
 class TreeClassifierMixin(ClassifierMixin):
