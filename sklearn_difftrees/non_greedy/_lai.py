@@ -1,0 +1,161 @@
+"""Private wrapper of the compiled loss-augmented inference (``cython_src/_lai.pyx``).
+
+Validates and copies what the kernel reads, allocates what it writes, and
+returns the per-sample results as a :class:`LAIResult`. The training loop of
+``_classes.py`` calls it once per mini-batch; the tests compare it with a
+brute-force enumeration of all codes ``g``.
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+
+from .._kernels._lai import _accumulate_split_grad, _loss_augmented_inference
+
+__all__ = ["LAIResult", "accumulate_split_grad", "leaf_losses", "loss_augmented_inference"]
+
+_LOSSES = {"log": 0, "squared": 1}
+_MODES = {"exact": 0, "fast": 1}
+
+
+class LAIResult(NamedTuple):
+    """Per-sample output of :func:`loss_augmented_inference`.
+
+    Attributes
+    ----------
+    g_leaf : ndarray of shape (n_samples,), int64
+        Leaf number (0 .. 2**depth - 1, left to right) of the loss-augmented
+        code ``g`` (eq. 10, or eq. 13 for ``inference="fast"``).
+    h_leaf : ndarray of shape (n_samples,), int64
+        Leaf number of the prediction ``f(sgn(Wx + b))``.
+    bound : ndarray of shape (n_samples,)
+        ``max_g [g^T s + loss(theta_f(g), y)] - max_h h^T s`` (eq. 7 / 13, or
+        eq. 14 with the frozen assignment); never below the loss of ``h_leaf``.
+    diff_node : ndarray of shape (n_samples, 2 * depth), int64
+        Internal nodes (heap index) where ``g`` and ``h`` differ, padded
+        with -1.
+    diff_sign : ndarray of shape (n_samples, 2 * depth), int8
+        ``(g_i - h_i) / 2`` at those nodes (+1 or -1), padded with 0.
+    """
+
+    g_leaf: np.ndarray
+    h_leaf: np.ndarray
+    bound: np.ndarray
+    diff_node: np.ndarray
+    diff_sign: np.ndarray
+
+
+def _lse(theta):
+    mx = theta.max(axis=1, keepdims=True)
+    return (mx + np.log(np.exp(theta - mx).sum(axis=1, keepdims=True)))[:, 0]
+
+
+def leaf_losses(theta, leaves, y, loss):
+    """Loss of leaf ``leaves[n]``'s parameters on target ``y[n]`` (numpy)."""
+    theta = np.asarray(theta, dtype=np.float64)
+    if loss == "log":
+        return _lse(theta)[leaves] - theta[leaves, np.asarray(y, dtype=np.int64)]
+    diff = theta[leaves] - np.asarray(y, dtype=np.float64).reshape(len(leaves), -1)
+    return (diff**2).sum(axis=1)
+
+
+def loss_augmented_inference(X, W, b, theta, y, *, loss="log", inference="fast", assign=None):
+    """Loss-augmented inference of a complete oblique tree for a batch.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features), float32 or float64
+        Inputs (the space ``W`` acts on).
+    W : ndarray of shape (2**depth - 1, n_features)
+        Node weights; node score ``s = W @ x + b``; ``s > 0`` goes right.
+    b : ndarray of shape (2**depth - 1,)
+    theta : ndarray of shape (2**depth, n_outputs)
+        Leaf parameters: logits (``loss="log"``) or values (``"squared"``).
+    y : ndarray of shape (n_samples,) (class codes) or (n_samples, n_outputs)
+    loss : {"log", "squared"}
+    inference : {"fast", "exact"}
+        ``"exact"`` maximizes over every code (O(2**depth p) per sample),
+        ``"fast"`` over the Hamming ball of radius 1 around ``sgn(s)``
+        (O(depth**2 p)).
+    assign : ndarray of shape (n_samples,) of int or None
+        Frozen leaf assignment ``a(x)`` of stable SGD (eq. 14); ``-1`` (or
+        ``None`` for all rows) gives the plain bound with ``h = sgn(s)``.
+
+    Returns
+    -------
+    result : LAIResult
+    """
+    X = np.ascontiguousarray(X)
+    if X.dtype not in (np.float32, np.float64):
+        X = X.astype(np.float64)
+    W = np.ascontiguousarray(W, dtype=np.float64)
+    b = np.ascontiguousarray(b, dtype=np.float64)
+    theta = np.ascontiguousarray(theta, dtype=np.float64)
+    n, m = X.shape[0], W.shape[0]
+    depth = int(round(np.log2(m + 1)))
+    if (
+        X.ndim != 2
+        or W.ndim != 2
+        or W.shape[1] != X.shape[1]
+        or 2**depth - 1 != m
+        or m < 1
+        or depth > 62
+        or b.shape != (m,)
+        or theta.ndim != 2
+        or theta.shape[0] != m + 1
+    ):
+        raise ValueError(
+            f"Inconsistent shapes: X {X.shape}, W {W.shape}, b {b.shape}, theta {theta.shape}."
+        )
+    if loss not in _LOSSES or inference not in _MODES:
+        raise ValueError(f"Unknown loss {loss!r} or inference {inference!r}.")
+    dummy_cls = np.zeros(1, dtype=np.int64)
+    dummy_reg = np.zeros((1, 1), dtype=np.float64)
+    if loss == "log":
+        y_cls = np.ascontiguousarray(y, dtype=np.int64).reshape(-1)
+        if y_cls.shape != (n,) or (n and (y_cls.min() < 0 or y_cls.max() >= theta.shape[1])):
+            raise ValueError("y must hold one class code in [0, n_classes) per row.")
+        # Exact inference reads every leaf: precompute log-sum-exp once; fast
+        # inference computes it for the D + 1 leaves it visits (empty array).
+        y_reg = dummy_reg
+        lse = _lse(theta) if inference == "exact" else np.zeros(0)
+    else:
+        y_reg = np.ascontiguousarray(y, dtype=np.float64).reshape(n, -1)
+        if y_reg.shape[1] != theta.shape[1]:
+            raise ValueError("y and theta must have the same number of outputs.")
+        y_cls, lse = dummy_cls, np.zeros(m + 1)
+    if assign is None:
+        assign = np.full(n, -1, dtype=np.int64)
+    else:
+        assign = np.ascontiguousarray(assign, dtype=np.int64).reshape(-1)
+        if assign.shape != (n,) or (n and assign.max() > m):
+            raise ValueError("assign must hold one leaf number (or -1) per row.")
+    g_leaf = np.empty(n, dtype=np.int64)
+    h_leaf = np.empty(n, dtype=np.int64)
+    bound = np.empty(n, dtype=np.float64)
+    diff_node = np.empty((n, 2 * depth), dtype=np.int64)
+    diff_sign = np.empty((n, 2 * depth), dtype=np.int8)
+    exact = inference == "exact"
+    scores = np.empty(m if exact else 0)
+    penalty = np.empty(2 * m + 1 if exact else 0)
+    if n:
+        _loss_augmented_inference(
+            X, W, b, theta, lse, y_cls, y_reg, assign, depth,
+            _LOSSES[loss], _MODES[inference], g_leaf, h_leaf, bound, diff_node, diff_sign,
+            scores, penalty,
+        )
+    return LAIResult(g_leaf, h_leaf, bound, diff_node, diff_sign)
+
+
+def accumulate_split_grad(X, weight, result, grad_W, grad_b):
+    """Add the bound's gradient ``sum_n w_n (g - h) [x_n, 1]^T`` into ``grad_W`` / ``grad_b``.
+
+    Only the rows where ``g`` and ``h`` differ are touched (O(depth p) per
+    sample). ``grad_W`` / ``grad_b`` are float64 C-contiguous buffers owned by
+    the caller.
+    """
+    X = np.ascontiguousarray(X)
+    if X.dtype not in (np.float32, np.float64):
+        X = X.astype(np.float64)
+    weight = np.ascontiguousarray(weight, dtype=np.float64)
+    _accumulate_split_grad(X, weight, result.diff_node, result.diff_sign, grad_W, grad_b)

@@ -1,0 +1,434 @@
+"""Training of non-greedy oblique trees (numpy + the compiled ``_lai`` kernel).
+
+Norouzi et al., "Efficient Non-greedy Optimization of Decision Trees",
+NeurIPS 2015. Everything here works in the standardized input space: node
+score ``s = W z + b``, ``s > 0`` goes right (the paper's ``sgn(w^T x)`` with
+``sgn(0) = -1``; the bias is the paper's appended constant input, so it is
+part of the row norm constrained by ``nu``).
+
+* :func:`cart_to_complete` converts a fitted sklearn CART into a complete
+  heap-order tree of the requested depth.
+* :func:`co2_tree` is the greedy CO2 tree: every node starts from the best
+  axis-aligned split of the data reaching it and optimizes the surrogate
+  bound of a depth-1 tree, one level at a time, top-down.
+* :func:`sgd` is Algorithm 1 with momentum and mini-batches (SGD, or stable
+  SGD with frozen leaf assignments) plus early stopping.
+
+Nothing here imports torch.
+"""
+
+import math
+import time
+import warnings
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+from .._kernels._routing import _apply_oblique
+from ._lai import accumulate_split_grad, leaf_losses, loss_augmented_inference
+
+__all__ = ["apply_leaves", "cart_to_complete", "co2_tree", "leaf_targets", "project_rows", "sgd"]
+
+
+def project_rows(W, b, nu, rows=None):
+    """Scale every row ``[w_i, b_i]`` to norm at most ``nu`` (in place)."""
+    if rows is None:
+        norms = np.sqrt(np.einsum("ij,ij->i", W, W) + b * b)
+        big = norms > nu
+        if np.any(big):
+            f = nu / norms[big]
+            W[big] *= f[:, None]
+            b[big] *= f
+        return
+    norms = np.sqrt(np.einsum("ij,ij->i", W[rows], W[rows]) + b[rows] ** 2)
+    big = norms > nu
+    if np.any(big):
+        r = rows[big]
+        f = nu / norms[big]
+        W[r] *= f[:, None]
+        b[r] *= f
+
+
+def cart_to_complete(cart, depth, n_features, nu):
+    """Complete heap-order tree ``(W, b, leaf_node)`` from a fitted sklearn tree.
+
+    A CART split ``x[f] <= t`` (left) becomes ``w = c e_f``, ``b = -c t`` with
+    ``c = nu / sqrt(1 + t**2)`` (row norm ``nu``), so ``w x + b > 0`` iff
+    ``x[f] > t``: right, ties left, as in CART. A CART leaf above ``depth``
+    becomes internal nodes with zero weights and bias (score 0, so every
+    sample goes left down to its leftmost leaf); all leaves below it map to
+    that CART leaf. ``leaf_node[l]`` is the CART node of leaf ``l``.
+    """
+    t = cart.tree_
+    m = 2**depth - 1
+    W = np.zeros((m, n_features))
+    b = np.zeros(m)
+    cur = np.zeros(1, dtype=np.int64)  # CART node of every heap node of the level
+    for level in range(depth):
+        heap = np.arange(2**level - 1, 2 ** (level + 1) - 1)
+        split = t.children_left[cur] != -1
+        f = t.feature[cur[split]]
+        thr = t.threshold[cur[split]]
+        c = nu / np.sqrt(1.0 + thr**2)
+        W[heap[split], f] = c
+        b[heap[split]] = -c * thr
+        left = np.where(split, t.children_left[cur], cur)
+        right = np.where(split, t.children_right[cur], cur)
+        cur = np.stack([left, right], axis=1).ravel()
+    return W, b, cur
+
+
+def leaf_targets(leaves, Y, w, n_leaves, loss, n_outputs, prior=None):
+    """Closed-form leaf parameters from the samples of each leaf.
+
+    Log loss: log of the class proportions smoothed by one pseudo-sample
+    distributed as ``prior``. Squared loss: weighted mean target. Returns the
+    parameters and a mask of the leaves that hold samples.
+    """
+    wsum = np.bincount(leaves, weights=w, minlength=n_leaves)
+    reached = wsum > 0
+    if loss == "log":
+        counts = np.zeros((n_leaves, n_outputs))
+        np.add.at(counts, (leaves, Y), w)
+        if prior is None:
+            prior = (np.bincount(Y, weights=w, minlength=n_outputs) + 1.0) / (
+                w.sum() + n_outputs
+            )
+        theta = np.log((counts + prior) / (wsum[:, None] + 1.0))
+    else:
+        theta = np.zeros((n_leaves, n_outputs))
+        for k in range(n_outputs):
+            sums = np.bincount(leaves, weights=w * Y[:, k], minlength=n_leaves)
+            theta[reached, k] = sums[reached] / wsum[reached]
+    return theta, reached
+
+
+def _softmax(theta):
+    z = np.exp(theta - theta.max(axis=-1, keepdims=True))
+    return z / z.sum(axis=-1, keepdims=True)
+
+
+def _leaf_grad(theta_rows, Yb, loss):
+    """Gradient of the loss with respect to the parameters of the leaf used."""
+    if loss == "log":
+        g = _softmax(theta_rows)
+        g[np.arange(g.shape[0]), Yb] -= 1.0
+        return g
+    return 2.0 * (theta_rows - Yb)
+
+
+def _stump(Z, Y, w, loss, nu, seed):
+    """Best axis-aligned split (information gain / squared error) as ``(w, b)`` or None."""
+    if loss == "log":
+        cart = DecisionTreeClassifier(criterion="entropy", max_depth=1, random_state=seed)
+    else:
+        cart = DecisionTreeRegressor(max_depth=1, random_state=seed)
+    cart.fit(Z, Y, sample_weight=w)
+    if cart.tree_.node_count < 3:
+        return None
+    f, t = cart.tree_.feature[0], cart.tree_.threshold[0]
+    c = nu / np.sqrt(1.0 + t * t)
+    row = np.zeros(Z.shape[1])
+    row[f] = c
+    return row, -c * t
+
+
+def _stump_losses(Z, Y, w, local, rows, Wl, bl, n_lvl, loss, K):
+    """Weighted empirical loss of every node's stump, leaves at their closed form."""
+    s = np.einsum("ij,ij->i", Z[rows], Wl[local[rows]]) + bl[local[rows]]
+    side = local[rows] * 2 + (s > 0)
+    th, _ = leaf_targets(side, Y[rows], w[rows], 2 * n_lvl, loss, K)
+    per = leaf_losses(th, side, Y[rows], loss) * w[rows]
+    return np.bincount(local[rows], weights=per, minlength=n_lvl)
+
+
+def co2_tree(Z, Y, w, *, depth, loss, n_outputs, nu, learning_rate, momentum, n_epochs,
+             batch_size, rng):
+    """Greedy CO2 tree (Norouzi et al., 2015b), grown top-down: ``(W, b, theta)``.
+
+    Level by level, every node receives the samples routed to it by the
+    splits already refined above it; its split starts from the best
+    axis-aligned split of those samples (information gain, as CART; a node
+    CART would not split gets zero weights and sends everything left), and is
+    then optimized on the surrogate bound of a depth-1 tree (eq. 7 with
+    ``m = 1``: the loss-augmented code flips the decision iff ``loss(other
+    side) - 2|s| > loss(own side)``), with the two leaves of the stump starting
+    from the class proportions (mean targets) of its two sides, by SGD with
+    momentum and the row-norm projection. The nodes of a level are
+    independent problems and share the mini-batches (each node's gradient is
+    the mean over its samples in the batch). Leaves get the smoothed class
+    proportions (mean targets) of their samples; a leaf without samples gets
+    those of its deepest ancestor with samples. A refined split is kept only
+    if it lowers the node's empirical loss (its stump with closed-form
+    leaves) below that of the axis-aligned start.
+    """
+    n, p = Z.shape
+    m = 2**depth - 1
+    W = np.zeros((m, p))
+    b = np.zeros(m)
+    K = n_outputs
+    node = np.zeros(n, dtype=np.int64)
+    path = np.zeros((n, depth + 1), dtype=np.int64)
+    dead = np.zeros(m, dtype=bool)  # CART would not split: zero weights, go left
+    for level in range(depth):
+        off = 2**level - 1
+        n_lvl = 2**level
+        local = node - off
+        counts = np.bincount(local, minlength=n_lvl)
+        order = np.argsort(local, kind="stable")  # samples grouped by node
+        ends = np.cumsum(counts)
+        for j in range(n_lvl):
+            heap = off + j
+            if heap > 0 and dead[(heap - 1) // 2]:
+                dead[heap] = True
+                continue
+            rows = order[ends[j] - counts[j] : ends[j]] if counts[j] >= 2 else None
+            split = None
+            if rows is not None:
+                split = _stump(Z[rows], Y[rows], w[rows], loss, nu, int(rng.randint(2**31 - 1)))
+            if split is None:
+                dead[heap] = True
+            else:
+                W[heap], b[heap] = split
+        live_nodes = ~dead[off : off + n_lvl]
+        idx_live = np.flatnonzero(live_nodes[local])
+        if idx_live.size and n_epochs > 0:
+            Wl = W[off : off + n_lvl].copy()
+            bl = b[off : off + n_lvl].copy()
+            s = np.einsum("ij,ij->i", Z[idx_live], Wl[local[idx_live]]) + bl[local[idx_live]]
+            side = local[idx_live] * 2 + (s > 0)
+            th, reached = leaf_targets(side, Y[idx_live], w[idx_live], 2 * n_lvl, loss, K)
+            th = th.reshape(n_lvl, 2, K)
+            vW = np.zeros_like(Wl)
+            vb = np.zeros_like(bl)
+            vth = np.zeros_like(th)
+            for _ in range(n_epochs):
+                perm = idx_live[rng.permutation(idx_live.size)]
+                for start in range(0, perm.size, batch_size):
+                    bi = perm[start : start + batch_size]
+                    nb = local[bi]
+                    zb, yb, wb = Z[bi], Y[bi], w[bi]
+                    sb = np.einsum("ij,ij->i", zb, Wl[nb]) + bl[nb]
+                    h = (sb > 0).astype(np.int64)
+                    rows_b = np.arange(bi.size)
+                    own = leaf_losses(th[nb, h], rows_b, yb, loss)
+                    other = leaf_losses(th[nb, 1 - h], rows_b, yb, loss)
+                    flip = other - 2.0 * np.abs(sb) > own
+                    gside = np.where(flip, 1 - h, h)
+                    cnt = np.bincount(nb, weights=wb, minlength=n_lvl)
+                    inv = np.where(cnt > 0, 1.0 / np.maximum(cnt, 1e-300), 0.0)
+                    # (g - h) = 2 g on flipped samples, g = +1 iff it goes right
+                    coef = np.where(flip, 2.0 * (2 * gside - 1), 0.0) * wb * inv[nb]
+                    gW = np.zeros_like(Wl)
+                    np.add.at(gW, nb, coef[:, None] * zb)
+                    gb = np.bincount(nb, weights=coef, minlength=n_lvl)
+                    gth = np.zeros_like(th)
+                    lg = _leaf_grad(th[nb, gside], yb, loss) * (wb * inv[nb])[:, None]
+                    np.add.at(gth, (nb, gside), lg)
+                    vW *= momentum
+                    vW += gW
+                    vb *= momentum
+                    vb += gb
+                    vth *= momentum
+                    vth += gth
+                    Wl -= learning_rate * vW
+                    bl -= learning_rate * vb
+                    th -= learning_rate * vth
+                    project_rows(Wl, bl, nu)
+            # Keep a refined split only where it lowers the node's empirical
+            # loss (stump leaves at their closed form) below the axis-aligned
+            # start: the greedy step never makes a node worse on its data.
+            better = _stump_losses(Z, Y, w, local, idx_live, Wl, bl, n_lvl, loss, K) < (
+                _stump_losses(Z, Y, w, local, idx_live, W[off : off + n_lvl],
+                              b[off : off + n_lvl], n_lvl, loss, K) - 1e-12
+            )
+            better &= live_nodes
+            W[off : off + n_lvl][better] = Wl[better]
+            b[off : off + n_lvl][better] = bl[better]
+        s = np.einsum("ij,ij->i", Z, W[node]) + b[node]
+        node = 2 * node + 1 + (s > 0)
+        path[:, level + 1] = node
+    n_nodes = 2 * m + 1
+    th_node, reached = leaf_targets(
+        path.ravel(), np.repeat(Y, depth + 1, axis=0), np.repeat(w, depth + 1), n_nodes, loss, K
+    )
+    theta = np.empty((m + 1, K))
+    for leaf in range(m + 1):
+        heap = m + leaf
+        while heap > 0 and not reached[heap]:
+            heap = (heap - 1) // 2
+        theta[leaf] = th_node[heap]
+    return W, b, theta
+
+
+def apply_leaves(Z, W, b):
+    """Leaf number (0 .. 2**depth - 1) of each row under hard routing."""
+    depth = int(round(np.log2(W.shape[0] + 1)))
+    out = np.empty(Z.shape[0], dtype=np.int64)
+    _apply_oblique(np.ascontiguousarray(Z), W, b, depth, out)
+    return out - W.shape[0]
+
+
+def _evaluate(Z, Y, w, W, b, theta, loss, score_fn):
+    leaves = apply_leaves(Z, W, b)
+    losses = leaf_losses(theta, leaves, Y, loss)
+    val_loss = float(losses @ w / w.sum())
+    return val_loss, float(score_fn(leaves, theta, Y, w))
+
+
+def refit_leaf_params(Z, Y, w, W, b, theta, loss):
+    """Closed-form leaves for the current splits; unreached leaves keep ``theta``."""
+    th, reached = leaf_targets(apply_leaves(Z, W, b), Y, w, theta.shape[0], loss,
+                               theta.shape[1])
+    out = theta.copy()
+    out[reached] = th[reached]
+    return out
+
+
+def sgd(Z, Y, w, W, b, theta, *, loss, nu, inference, stable, learning_rate, momentum,
+        max_iter, batch_size, n_iter_no_change, tol, rng, validation=None, score_fn=None,
+        refit_leaves=False, verbose=0, name="model"):
+    """Algorithm 1 with momentum and mini-batches; returns the training record.
+
+    Every step: loss-augmented inference (compiled), the split gradient
+    ``(g - h) [z, 1]^T`` on the rows where g and h differ, the leaf gradient of
+    ``loss(theta_f(g), y)``, a momentum step of size ``learning_rate`` and the
+    projection ``||[w_i, b_i]|| <= nu``. With ``stable``, the leaf assignments
+    ``a(x)`` of eq. 14 are frozen and refreshed after any epoch whose mean
+    bound improved by less than ``tol * max(1, previous bound)``.
+
+    Early stopping as everywhere in the package: with ``validation`` the
+    validation loss (of the hard tree) is monitored, the starting tree
+    included, and the best parameters are restored; otherwise the training
+    bound is monitored and the last parameters kept. With ``refit_leaves``,
+    the tree that is evaluated and returned has closed-form leaves for its
+    splits (smoothed class proportions / mean targets of the training samples
+    each leaf receives; SGD itself keeps its own leaf parameters). ``W``,
+    ``b``, ``theta`` are updated in place.
+    """
+    n = Z.shape[0]
+    vW = np.zeros_like(W)
+    vb = np.zeros_like(b)
+    vth = np.zeros_like(theta)
+    gW = np.zeros_like(W)
+    gb = np.zeros_like(b)
+    gth = np.zeros_like(theta)
+    # Rows (leaves) that ever received a gradient: the only ones whose
+    # momentum is nonzero, so the only ones a step moves. Updating just them
+    # is the dense momentum step exactly, at O(touched) instead of O(2^D).
+    live_W = np.zeros(W.shape[0], dtype=bool)
+    live_th = np.zeros(theta.shape[0], dtype=bool)
+    idx_W = np.zeros(0, dtype=np.int64)
+    idx_th = np.zeros(0, dtype=np.int64)
+    record = dict(n_iter=0, loss_curve=[], validation_scores=[], validation_loss_curve=[],
+                  epoch_seconds=[], best_loss=math.inf, best_validation_score=None,
+                  stopped_early=False)
+    best_monitored = math.inf
+    best_state = None
+    if validation is not None:
+        th_out = refit_leaf_params(Z, Y, w, W, b, theta, loss) if refit_leaves else theta
+        val_loss, val_score = _evaluate(*validation, W, b, th_out, loss, score_fn)
+        best_monitored = val_loss
+        best_state = (W.copy(), b.copy(), th_out.copy())
+        record["best_validation_score"] = val_score
+    assign = apply_leaves(Z, W, b) if stable else None
+    prev_bound = math.inf
+    no_improvement = 0
+    for epoch in range(1, max_iter + 1):
+        tic = time.perf_counter()
+        perm = rng.permutation(n)
+        total = 0.0
+        for start in range(0, n, batch_size):
+            idx = perm[start : start + batch_size]
+            zb, yb, wb = Z[idx], Y[idx], w[idx]
+            res = loss_augmented_inference(
+                zb, W, b, theta, yb, loss=loss, inference=inference,
+                assign=None if assign is None else assign[idx],
+            )
+            wsum = wb.sum()
+            batch_bound = float(res.bound @ wb / wsum)
+            if not math.isfinite(batch_bound):
+                raise FloatingPointError(
+                    f"{name} diverged: the surrogate bound became {batch_bound} at epoch "
+                    f"{epoch}. Try a smaller learning_rate (currently {learning_rate})."
+                )
+            total += batch_bound * idx.size
+            wn = wb / wsum
+            # Split gradient (g - h)[z, 1]^T on the differing rows only.
+            accumulate_split_grad(zb, wn, res, gW, gb)
+            rows = res.diff_node[res.diff_node >= 0]
+            new = rows[~live_W[rows]]
+            if new.size:
+                live_W[new] = True
+                idx_W = np.flatnonzero(live_W)
+            # Leaf gradient of loss(theta_f(g), y) (Algorithm 1, line 10).
+            leaves = res.g_leaf
+            np.add.at(gth, leaves, _leaf_grad(theta[leaves], yb, loss) * wn[:, None])
+            new = leaves[~live_th[leaves]]
+            if new.size:
+                live_th[new] = True
+                idx_th = np.flatnonzero(live_th)
+            # Momentum steps and the projection ||[w_i, b_i]|| <= nu.
+            if idx_W.size:
+                vW[idx_W] = momentum * vW[idx_W] + gW[idx_W]
+                vb[idx_W] = momentum * vb[idx_W] + gb[idx_W]
+                W[idx_W] -= learning_rate * vW[idx_W]
+                b[idx_W] -= learning_rate * vb[idx_W]
+                gW[rows] = 0.0
+                gb[rows] = 0.0
+                project_rows(W, b, nu, idx_W)
+            vth[idx_th] = momentum * vth[idx_th] + gth[idx_th]
+            theta[idx_th] -= learning_rate * vth[idx_th]
+            gth[leaves] = 0.0
+        epoch_bound = total / n
+        record["epoch_seconds"].append(time.perf_counter() - tic)
+        record["loss_curve"].append(epoch_bound)
+        record["n_iter"] = epoch
+        record["best_loss"] = min(record["best_loss"], epoch_bound)
+        monitored = epoch_bound
+        msg = f"[{name}] epoch {epoch}/{max_iter}  bound {epoch_bound:.5f}"
+        if validation is not None:
+            th_out = refit_leaf_params(Z, Y, w, W, b, theta, loss) if refit_leaves else theta
+            val_loss, val_score = _evaluate(*validation, W, b, th_out, loss, score_fn)
+            if not math.isfinite(val_loss):
+                raise FloatingPointError(
+                    f"{name} diverged: the validation loss became {val_loss} at epoch "
+                    f"{epoch}. Try a smaller learning_rate (currently {learning_rate})."
+                )
+            record["validation_loss_curve"].append(val_loss)
+            record["validation_scores"].append(val_score)
+            monitored = val_loss
+            msg += f"  val_loss {val_loss:.5f}  val_score {val_score:.5f}"
+        if monitored < best_monitored - tol:
+            no_improvement = 0
+        else:
+            no_improvement += 1
+        if monitored < best_monitored:
+            best_monitored = monitored
+            if validation is not None:
+                record["best_validation_score"] = record["validation_scores"][-1]
+                best_state = (W.copy(), b.copy(), th_out.copy())
+        if stable and prev_bound - epoch_bound < tol * max(1.0, abs(prev_bound)):
+            assign = apply_leaves(Z, W, b)  # the bound stalled: refresh a(x)
+            prev_bound = math.inf
+            msg += "  (assignments refreshed)"
+        else:
+            prev_bound = epoch_bound
+        if verbose:
+            print(f"{msg}  ({time.perf_counter() - tic:.2f}s)", flush=True)
+        if no_improvement >= n_iter_no_change:
+            record["stopped_early"] = True
+            break
+    if best_state is not None:
+        W[...], b[...], theta[...] = best_state
+    elif refit_leaves:
+        theta[...] = refit_leaf_params(Z, Y, w, W, b, theta, loss)
+    if max_iter > 0 and not record["stopped_early"]:
+        warnings.warn(
+            f"{name}: reached max_iter={max_iter} epochs before the "
+            f"{'validation loss' if validation is not None else 'training bound'} "
+            "stopped improving; consider increasing max_iter.",
+            ConvergenceWarning,
+        )
+    return record

@@ -1,0 +1,316 @@
+"""NonGreedyObliqueTree: CART start, the surrogate bound, projection, training, accuracy."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification, make_regression
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import GridSearchCV, train_test_split
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+from sklearn_difftrees import (
+    NonGreedyObliqueTree,
+    NonGreedyObliqueTreeClassifier,
+    NonGreedyObliqueTreeRegressor,
+    ObliqueTree,
+)
+from sklearn_difftrees.non_greedy._lai import leaf_losses, loss_augmented_inference
+from sklearn_difftrees.non_greedy._train import cart_to_complete, leaf_targets, project_rows
+
+FAST = dict(max_depth=3, max_iter=5, random_state=0)
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
+
+@pytest.fixture(scope="module")
+def clf_data():
+    return make_classification(400, 6, n_informative=4, n_classes=3, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def reg_data():
+    return make_regression(300, 5, noise=1.0, random_state=0)
+
+
+def test_alias_is_the_classifier():
+    assert NonGreedyObliqueTree is NonGreedyObliqueTreeClassifier
+
+
+# ------------------------------------------------------------ CART start
+@pytest.mark.parametrize("task", ["clf", "reg"])
+@pytest.mark.parametrize("depth", [3, 6])
+def test_cart_conversion_routes_like_cart(task, depth):
+    """The complete heap-order tree reproduces CART's predictions exactly,
+    including CART leaves above ``depth`` (zero rows: everything goes left)
+    and samples lying exactly on a threshold (CART and we both send ties left)."""
+    rng = np.random.RandomState(depth)
+    X = rng.randint(0, 4, size=(300, 3)).astype(float)  # many ties, pure regions
+    if task == "clf":
+        y = (X[:, 0] > 1).astype(int) + (X[:, 1] > 2)
+        cart = DecisionTreeClassifier(criterion="entropy", max_depth=depth).fit(X, y)
+        loss, k = "log", 3
+    else:
+        y = X[:, 0] * 2.0 + (X[:, 1] > 2)
+        cart = DecisionTreeRegressor(max_depth=depth).fit(X, y)
+        loss, k = "squared", 1
+    W, b, leaf_node = cart_to_complete(cart, depth, X.shape[1], nu=4.0)
+    assert np.all(np.linalg.norm(np.c_[W, b], axis=1)[np.abs(W).sum(1) > 0] <= 4.0 + 1e-12)
+    tree = ObliqueTree(W, b, np.zeros((2**depth, 1)))
+    leaves = tree.apply(X) - tree.n_internal
+    # Every sample reaches a complete-tree leaf mapped to its CART leaf.
+    np.testing.assert_array_equal(leaf_node[leaves], cart.apply(X))
+    if cart.get_depth() < depth:
+        assert (np.abs(W).sum(axis=1) == 0).any()  # shallow CART leaves present
+    # Ties (x == threshold) exist and go left in both.
+    internal = cart.tree_.children_left != -1
+    thr = cart.tree_.threshold[internal]
+    Xt = X.copy()
+    Xt[:, cart.tree_.feature[internal][0]] = thr[0]
+    np.testing.assert_array_equal(leaf_node[tree.apply(Xt) - tree.n_internal], cart.apply(Xt))
+    # Closed-form leaves reproduce CART's leaf values (regression: means).
+    if task == "reg":
+        theta, _ = leaf_targets(cart.apply(X), y[:, None], np.ones(len(y)),
+                                cart.tree_.node_count, loss, k)
+        np.testing.assert_allclose(theta[leaf_node[leaves], 0], cart.predict(X))
+
+
+def test_without_co2_or_sgd_the_fitted_tree_is_cart(clf_data):
+    X, y = clf_data
+    est = NonGreedyObliqueTreeClassifier(max_depth=4, co2_iter=0, max_iter=0,
+                                         early_stopping=False, random_state=0).fit(X, y)
+    seed = np.random.RandomState(0).randint(np.iinfo(np.int32).max)  # as fit draws it
+    cart = DecisionTreeClassifier(criterion="entropy", max_depth=4, random_state=seed)
+    # Same data and (standardized) features: CART's partition is the same.
+    Z = (X - est._feature_mean) / est._feature_scale
+    cart.fit(Z, y)
+    leaves = est.apply(X)
+    codes = cart.apply(Z)
+    # One CART leaf <-> one oblique leaf.
+    pairs = set(zip(leaves, codes))
+    assert len(pairs) == len(set(codes)) == len(set(leaves))
+    # Leaves hold CART's class proportions smoothed by one pseudo-sample.
+    n_leaf = cart.tree_.weighted_n_node_samples[codes]
+    prior = (np.bincount(y) + 1.0) / (len(y) + 3)
+    expected = (cart.predict_proba(Z) * n_leaf[:, None] + prior) / (n_leaf[:, None] + 1)
+    np.testing.assert_allclose(est.predict_proba(X), expected, rtol=1e-10)
+    assert est.n_iter_ == 0 and est.loss_curve_ == []
+
+
+# ------------------------------------------------------------- the bound
+def _raw_theta(est, tree):
+    return np.log(tree.value) if est._loss == "log" else tree.value
+
+
+@pytest.mark.parametrize("cls", [NonGreedyObliqueTreeClassifier, NonGreedyObliqueTreeRegressor])
+@pytest.mark.parametrize("inference", ["fast", "exact"])
+def test_surrogate_upper_bounds_the_loss_before_and_after_training(cls, inference,
+                                                                    clf_data, reg_data):
+    X, y = clf_data if cls is NonGreedyObliqueTreeClassifier else reg_data
+    est = cls(max_depth=4, max_iter=10, inference=inference, early_stopping=False,
+              random_state=0).fit(X, y)
+    target = np.searchsorted(est.classes_, y) if est._loss == "log" else y[:, None]
+    for tree in (est.init_tree_, est.tree_):
+        theta = _raw_theta(est, tree)
+        res = loss_augmented_inference(X, tree.weights, tree.bias, theta, target,
+                                       loss=est._loss, inference=inference)
+        np.testing.assert_array_equal(res.h_leaf + tree.n_internal, tree.apply(X))
+        emp = leaf_losses(theta, res.h_leaf, target, est._loss)
+        assert np.all(res.bound >= emp - 1e-9)
+    # Training lowered the bound.
+    assert est.loss_curve_[-1] < est.loss_curve_[0]
+
+
+# ------------------------------------------------------------ projection
+def test_projection_caps_every_row_norm():
+    rng = np.random.RandomState(0)
+    W, b = 5 * rng.normal(size=(20, 4)), 5 * rng.normal(size=20)
+    W[0], b[0] = 0.01, 0.01  # already feasible: untouched
+    W0, b0 = W.copy(), b.copy()
+    project_rows(W, b, 2.0)
+    norms = np.sqrt((W**2).sum(1) + b**2)
+    assert np.all(norms <= 2.0 + 1e-12)
+    np.testing.assert_array_equal(W[0], W0[0])
+    big = np.sqrt((W0**2).sum(1) + b0**2) > 2.0
+    np.testing.assert_allclose(norms[big], 2.0)
+    # Projection keeps the direction (hence the routing).
+    old = np.sqrt((W0[big] ** 2).sum(1) + b0[big] ** 2)
+    np.testing.assert_allclose(W[big] / norms[big, None] * old[:, None], W0[big])
+
+
+@pytest.mark.parametrize("nu", [0.5, 10.0])
+def test_fitted_splits_respect_nu(nu, clf_data):
+    X, y = clf_data
+    est = NonGreedyObliqueTreeClassifier(max_depth=4, nu=nu, max_iter=5, random_state=0,
+                                         learning_rate=0.5).fit(X, y)
+    # Back to the standardized space the constraint lives in.
+    W_std = est.tree_.weights * est._feature_scale
+    b_std = est.tree_.bias + est.tree_.weights @ est._feature_mean
+    norms = np.sqrt((W_std**2).sum(1) + b_std**2)
+    assert np.all(norms <= nu * (1 + 1e-9))
+
+
+def test_smaller_nu_gives_fewer_active_leaves(bundled):
+    """Figure 3 of the paper: ``nu`` prunes the tree (pima, depth 6)."""
+    X, y = bundled("pima")
+    active = {}
+    for nu in (0.1, 43.0):
+        est = NonGreedyObliqueTreeClassifier(max_depth=6, nu=nu, max_iter=10, co2_iter=0,
+                                             early_stopping=False, random_state=0).fit(X, y)
+        active[nu] = est.n_active_leaves_
+        # inactive leaves are marked in the fitted tree
+        leaves = np.unique(est.apply(X))
+        assert est.n_active_leaves_ == leaves.size == est.tree_.n_leaves
+        assert np.all(est.tree_.active[leaves]) and est.tree_.active.sum() == est.tree_.node_count
+    assert active[0.1] < active[43.0] / 2
+
+
+# --------------------------------------------------------------- training
+def test_training_record_and_early_stopping(clf_data):
+    X, y = clf_data
+    est = NonGreedyObliqueTreeClassifier(**FAST).fit(X, y)
+    assert len(est.loss_curve_) == est.n_iter_ == len(est.validation_scores_)
+    assert est.best_validation_score_ >= 0
+    est = NonGreedyObliqueTreeClassifier(**dict(FAST, early_stopping=False)).fit(X, y)
+    assert est.validation_scores_ is None and est.best_validation_score_ is None
+    with pytest.warns(ConvergenceWarning, match="max_iter"):
+        NonGreedyObliqueTreeClassifier(**FAST).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        NonGreedyObliqueTreeClassifier(**dict(FAST, max_iter=200, n_iter_no_change=2)).fit(X, y)
+
+
+@pytest.mark.parametrize("params", [dict(stable=True), dict(inference="exact"),
+                                    dict(co2_iter=0), dict(stable=True, inference="exact"),
+                                    dict(refit_leaves=True)])
+def test_variants_train(params, clf_data):
+    X, y = clf_data
+    est = NonGreedyObliqueTreeClassifier(max_depth=3, max_iter=8, early_stopping=False,
+                                         random_state=0, **params).fit(X, y)
+    assert est.score(X, y) > 0.6
+    assert np.all(np.isfinite(est.loss_curve_))
+
+
+def test_refit_leaves_are_closed_form(reg_data):
+    X, y = reg_data
+    kw = dict(max_depth=3, max_iter=5, early_stopping=False, random_state=0)
+    reg = NonGreedyObliqueTreeRegressor(refit_leaves=True, **kw).fit(X, y)
+    leaves = reg.apply(X)
+    for leaf in np.unique(leaves):
+        np.testing.assert_allclose(reg.tree_.value[leaf - reg.tree_.n_internal, 0],
+                                   y[leaves == leaf].mean(), rtol=1e-7)
+    # Without it the leaves are the SGD-trained ones, not the means.
+    plain = NonGreedyObliqueTreeRegressor(**kw).fit(X, y)
+    np.testing.assert_array_equal(plain.tree_.weights, reg.tree_.weights)
+    assert not np.allclose(plain.tree_.value, reg.tree_.value)
+
+
+def test_stable_sgd_refreshes_assignments_when_the_bound_stalls(clf_data, capsys):
+    X, y = clf_data
+    NonGreedyObliqueTreeClassifier(max_depth=3, max_iter=15, stable=True, tol=1e-2,
+                                   early_stopping=False, n_iter_no_change=100,
+                                   random_state=0, verbose=1).fit(X, y)
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 15
+    refreshed = [i for i, line in enumerate(lines) if "assignments refreshed" in line]
+    assert 0 < len(refreshed) < 15
+
+
+def test_same_random_state_same_tree_and_global_rng_untouched(clf_data):
+    X, y = clf_data
+    np.random.seed(123)
+    state = np.random.get_state()[1].copy()
+    a = NonGreedyObliqueTreeClassifier(**FAST).fit(X, y)
+    b = NonGreedyObliqueTreeClassifier(**FAST).fit(X, y)
+    np.testing.assert_array_equal(a.tree_.weights, b.tree_.weights)
+    np.testing.assert_array_equal(a.tree_.value, b.tree_.value)
+    np.testing.assert_array_equal(np.random.get_state()[1], state)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # overflow on the way to inf
+def test_divergence_raises(clf_data):
+    X, y = clf_data
+    with pytest.raises(FloatingPointError, match="diverged"):
+        NonGreedyObliqueTreeRegressor(max_depth=2, learning_rate=1e300, nu=1e300, max_iter=3,
+                                      random_state=0).fit(X, y)
+
+
+def test_inputs_not_mutated_and_float32(clf_data):
+    X, y = clf_data
+    X32 = X.astype(np.float32)
+    X0, y0 = X32.copy(), y.copy()
+    w = np.ones(len(y))
+    est = NonGreedyObliqueTreeClassifier(**FAST).fit(X32, y, sample_weight=w)
+    np.testing.assert_array_equal(X32, X0)
+    np.testing.assert_array_equal(y, y0)
+    np.testing.assert_array_equal(w, 1.0)
+    assert est.predict(X32).shape == (len(y),)
+
+
+def test_bad_input():
+    X = np.random.RandomState(0).normal(size=(30, 3))
+    y = np.arange(30) % 2
+    est = NonGreedyObliqueTreeClassifier(**FAST)
+    with pytest.raises(ValueError, match="NaN|infinity"):
+        est.fit(np.where(X > 1, np.nan, X), y)
+    with pytest.raises(ValueError, match="only one class"):
+        est.fit(X, np.zeros(30))
+    with pytest.raises(ValueError):
+        est.fit(X[:1], y[:1])
+    est.fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        est.predict(X[:, :2])
+    with pytest.raises(ValueError, match="nu"):
+        NonGreedyObliqueTreeClassifier(nu=0.0).fit(X, y)
+    with pytest.raises(ValueError, match="inference"):
+        NonGreedyObliqueTreeClassifier(inference="slow").fit(X, y)
+    with pytest.raises(ValueError, match="non-negative"):
+        est.fit(X, y, sample_weight=-np.ones(30))
+
+
+def test_multi_output_regression_and_class_weight(reg_data, clf_data):
+    X, y = reg_data
+    Y = np.c_[y, -2 * y + 5]
+    reg = NonGreedyObliqueTreeRegressor(**FAST).fit(X, Y)
+    assert reg.predict(X).shape == (len(y), 2) and reg.score(X, Y) > 0.5
+    X, y = clf_data
+    keep = (y != 2) | (np.arange(len(y)) % 8 == 0)  # class 2 is rare
+    clf = NonGreedyObliqueTreeClassifier(**dict(FAST, class_weight="balanced"))
+    clf.fit(X[keep], y[keep])
+    assert (clf.predict(X[keep]) == 2).sum() >= (y[keep] == 2).sum() // 2
+
+
+def test_fit_and_predict_without_torch(tmp_path):
+    """Training uses numpy and the compiled kernels only."""
+    from test_pickle import _run_child
+
+    _run_child(
+        """
+        import numpy as np
+        import warnings
+        warnings.simplefilter("ignore")
+        from sklearn_difftrees import NonGreedyObliqueTreeClassifier, NonGreedyObliqueTreeRegressor
+        X = np.random.RandomState(0).normal(size=(200, 4))
+        y = (X[:, 0] + X[:, 1] > 0).astype(int)
+        clf = NonGreedyObliqueTreeClassifier(max_depth=3, max_iter=3).fit(X, y)
+        assert clf.score(X, y) > 0.8
+        NonGreedyObliqueTreeRegressor(max_depth=3, max_iter=3, stable=True).fit(X, X[:, 0])
+        assert not any(m == "torch" or m.startswith("torch.") for m in sys.modules)
+        print("OK")
+        """,
+        tmp_path,
+    )
+
+
+# --------------------------------------------------------------- accuracy
+@pytest.mark.parametrize("name", ["segmentation", "satimage"])
+def test_accuracy_floor_vs_depth_tuned_cart(name, bundled):
+    """Default estimator >= depth-tuned CART - 0.02, far above the majority class."""
+    X, y = bundled(name, n_max=3000)
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
+    cart = GridSearchCV(DecisionTreeClassifier(criterion="entropy", random_state=0),
+                        {"max_depth": list(range(2, 13))}, cv=3).fit(Xtr, ytr)
+    est = NonGreedyObliqueTreeClassifier(random_state=0).fit(Xtr, ytr)
+    acc, cart_acc = est.score(Xte, yte), cart.score(Xte, yte)
+    majority = max(np.mean(yte == c) for c in np.unique(y))
+    assert acc >= cart_acc - 0.02, (acc, cart_acc)
+    assert acc >= majority + 0.3
