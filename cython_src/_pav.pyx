@@ -22,16 +22,26 @@
 # an interval and this picks its smallest point clip(v_1, 0, 1), which is also
 # the limit lam -> 0+. a_G = clip(a(k*), 0, 1).
 #
-# Data layout. Entry e = t*n + i indexes q[i, t] (node-major, so a node's
-# entries are contiguous in ``v`` and ``nxt``). Every group keeps its
-# entries in a singly linked list (``nxt``) sorted by v descending, so S*_G is
-# the first k*_G entries of the list from ``head[G]``. Group ids are the heap
-# index of the group's top node (a child's group is merged into its parent's,
-# which keeps its id). All arithmetic is float64 whatever the input dtype.
+# Data layout. Only entries with v_it > 0 are stored: an entry with v <= 0 in
+# a group's support set forces a_G <= 0 (clipped to 0, not interior), so such
+# entries change neither a nor its Jacobian (a group without entries has
+# a_G = 0, k* = 0). The one sort of Algorithm 1 is done by the Python layer
+# with numpy's vectorized sort on packed uint64 keys (the bits of v with the
+# row index in the low bits, see ``_tree_isotonic_forward``); the kernel then
+# walks each node's keys from the largest and stores its positive entries
+# contiguously (``start``; entry e holds ``val[e] = v``, recomputed exactly
+# from q, the row ``row[e]`` and the node ``enode[e]``). Every group keeps its
+# entries in a singly linked list (``nxt``) sorted by v descending, so S*_G
+# is the first k*_G entries of the list from ``head[G]``. (Packing the row
+# index into the low bits can swap two entries whose v differ by less than
+# 2**(row_bits - 52) relatively; that changes a by as little.) Group ids are
+# the heap index of the group's top node (a child's group is merged into its
+# parent's, which keeps its id). All arithmetic is float64 whatever the input
+# dtype.
 
 from cython cimport floating
-from libc.stdint cimport int64_t
-from libc.math cimport INFINITY
+from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.math cimport INFINITY, fmax, fmin
 
 
 cdef inline int64_t _merge_lists(
@@ -111,8 +121,12 @@ cdef inline void _solve_group(
 def _tree_isotonic_forward(
     const floating[:, ::1] q,
     double lam,
-    const int64_t[:, ::1] order,
-    double[::1] v,
+    const uint64_t[:, ::1] keys,
+    int row_bits,
+    int64_t[::1] start,
+    double[::1] val,
+    int32_t[::1] row,
+    int32_t[::1] enode,
     int64_t[::1] nxt,
     int64_t[::1] head,
     int64_t[::1] grp,
@@ -127,29 +141,50 @@ def _tree_isotonic_forward(
 ):
     """Solve problem (4) by tree PAV.
 
-    ``order[t]`` lists the rows ``i`` by ``q[i, t]`` descending. Arrays of
-    length ``T`` indexed by group id (``head``, ``gsize``, ``ag``, ``kstar``,
-    ``denom``, ``interior``) are meaningful only where ``grp[g] == g``.
+    ``keys[t]`` holds, sorted ascending, one uint64 per row ``i``: the bits
+    of ``max(q[i, t] + 1/2, 0)`` (float64, whose bit patterns order like the
+    non-negative values) with the low ``row_bits`` bits replaced by ``i``.
+    ``start`` has length ``T + 1``; ``val``, ``row``, ``enode`` and ``nxt``
+    have room for the entries with ``v > 0``: node ``t``'s entries (those with
+    ``v > 0``) are ``start[t] .. start[t + 1] - 1``, by v descending.
+    Arrays of length ``T`` indexed by group id
+    (``head``, ``gsize``, ``ag``, ``kstar``, ``denom``, ``interior``) are
+    meaningful only where ``grp[g] == g``.
     """
     cdef Py_ssize_t n = q.shape[0], T = q.shape[1]
     cdef Py_ssize_t i, t, s, r
-    cdef int64_t e, g, pg, best
+    cdef int64_t e, g, pg, best, lo
+    cdef uint64_t key
+    cdef uint64_t row_mask = (<uint64_t> 1 << row_bits) - 1
     cdef double besta, at, vv
     with nogil:
-        for i in range(n):
-            for t in range(T):
-                v[t * n + i] = <double> q[i, t] + 0.5
+        # 1-3. Walk each node's keys from the largest: the entries with
+        #      v > 0 come first, in descending order; link them.
+        e = 0
         for t in range(T):
-            head[t] = -1
+            lo = e
+            start[t] = lo
+            for r in range(n - 1, -1, -1):
+                key = keys[t, r]
+                if (key >> row_bits) == 0:
+                    break  # v <= 0 (or below 2**-1000): never matters
+                i = <Py_ssize_t> (key & row_mask)
+                val[e] = <double> q[i, t] + 0.5
+                row[e] = <int32_t> i
+                enode[e] = <int32_t> t
+                nxt[e] = e + 1
+                e += 1
+            if e > lo:
+                nxt[e - 1] = -1
+                head[t] = lo
+            else:
+                head[t] = -1
             grp[t] = t
             gsize[t] = 1
-            # Push in ascending order so the node's list comes out descending.
-            for r in range(n - 1, -1, -1):
-                e = t * n + order[t, r]
-                nxt[e] = head[t]
-                head[t] = e
+        start[T] = e
+        # 4. Algorithm 1.
         for t in range(T):
-            _solve_group(t, lam, v, nxt, head, gsize, ag, kstar, denom, interior)
+            _solve_group(t, lam, val, nxt, head, gsize, ag, kstar, denom, interior)
         while True:
             best = -1
             besta = -1.0
@@ -164,36 +199,32 @@ def _tree_isotonic_forward(
             if best < 0:
                 break
             pg = grp[(best - 1) // 2]
-            head[pg] = _merge_lists(head[pg], head[best], v, nxt)
+            head[pg] = _merge_lists(head[pg], head[best], val, nxt)
             head[best] = -1
             gsize[pg] += gsize[best]
             gsize[best] = 0
             for s in range(T):
                 if grp[s] == best:
                     grp[s] = pg
-            _solve_group(pg, lam, v, nxt, head, gsize, ag, kstar, denom, interior)
+            _solve_group(pg, lam, val, nxt, head, gsize, ag, kstar, denom, interior)
+        # 5. a and z = clip(v, 0, a), row-major.
         for t in range(T):
             at = ag[grp[t]]
             a_node[t] = at
             a_out[t] = <floating> at
         for i in range(n):
             for t in range(T):
-                vv = v[t * n + i]
-                at = a_node[t]
-                if vv <= 0.0:
-                    z_out[i, t] = 0.0
-                elif vv >= at:
-                    z_out[i, t] = <floating> at
-                else:
-                    z_out[i, t] = <floating> vv
+                z_out[i, t] = <floating> fmin(fmax(<double> q[i, t] + 0.5, 0.0), a_node[t])
 
 
 def _tree_isotonic_backward(
-    const double[::1] v,
+    const floating[:, ::1] q,
     const double[::1] a_node,
     const int64_t[::1] grp,
     const int64_t[::1] head,
     const int64_t[::1] nxt,
+    const int32_t[::1] row,
+    const int32_t[::1] enode,
     const int64_t[::1] kstar,
     const double[::1] denom,
     const unsigned char[::1] interior,
@@ -219,7 +250,7 @@ def _tree_isotonic_backward(
             ga[grp[t]] += <double> grad_a[t]
         for i in range(n):
             for t in range(T):
-                vv = v[t * n + i]
+                vv = <double> q[i, t] + 0.5
                 at = a_node[t]
                 if vv > 0.0 and vv < at:
                     grad_q[i, t] = grad_z[i, t]
@@ -233,7 +264,7 @@ def _tree_isotonic_backward(
             w = ga[g] / denom[g]
             e = head[g]
             for k in range(kstar[g]):
-                t = e // n
-                i = e % n
+                i = row[e]
+                t = enode[e]
                 grad_q[i, t] = <floating> (<double> grad_q[i, t] + w)
                 e = nxt[e]

@@ -1,7 +1,13 @@
 """LatentTree: pruned binary trees learned by argmin differentiation.
 
 Zantedeschi, Kusner and Niculae (2021), "Learning Binary Decision Trees by
-Argmin Differentiation". The estimators are not yet available; this package
-currently holds only the private tree-isotonic (PAV) kernel wrapper
-(``_pav``) and exports nothing.
+Argmin Differentiation". Estimators: :class:`LatentTreeClassifier`,
+:class:`LatentTreeRegressor`, :class:`LatentTreeClusterer`. The torch layer
+``LatentTreeLayer`` lives in ``_module`` (imported lazily by the package, so
+that importing this subpackage does not import torch).
 """
+
+from ._classes import LatentTreeClassifier, LatentTreeRegressor
+from ._cluster import LatentTreeClusterer
+
+__all__ = ["LatentTreeClassifier", "LatentTreeClusterer", "LatentTreeRegressor"]

@@ -9,6 +9,7 @@ allocation of every array the kernel writes. User arrays are never written.
 """
 
 import numbers
+import threading
 
 import numpy as np
 
@@ -20,18 +21,19 @@ __all__ = []  # private module: nothing here is public API
 class _PAVContext:
     """What the backward pass needs from a forward pass (private, read-only).
 
-    Per node: ``grp`` (group id = heap index of the group's top node) and
-    ``a_node`` (float64 solution). Per group id ``g`` (valid where
-    ``grp[g] == g``): ``kstar`` (k*), ``denom`` (lam*|G| + k*, float64),
-    ``interior`` (0 < a_G < 1), ``gsize`` (|G|) and ``head``; the support set
-    S*_G is the first ``kstar[g]`` entries of the linked list
-    ``head[g] -> nxt[...]``, an entry ``e`` standing for ``(i, t) =
-    (e % n, e // n)``. ``v`` is ``(q + 1/2).T.ravel()`` in float64.
+    ``q`` is the forward input (private copy). Per node: ``grp`` (group id =
+    heap index of the group's top node) and ``a_node`` (float64 solution).
+    Per group id ``g`` (valid where ``grp[g] == g``): ``kstar`` (k*),
+    ``denom`` (lam*|G| + k*, float64), ``interior`` (0 < a_G < 1), ``gsize``
+    (|G|) and ``head``; the support set S*_G is the first ``kstar[g]``
+    entries of the linked list ``head[g] -> nxt[...]``, an entry ``e``
+    standing for ``(i, t) = (row[e], enode[e])``. Only entries with
+    ``q + 1/2 > 0`` are stored (the others never matter, see the kernel).
     """
 
     __slots__ = (
-        "dtype", "n", "T", "lam", "v", "nxt", "head", "grp", "gsize",
-        "a_node", "kstar", "denom", "interior",
+        "dtype", "n", "T", "lam", "q", "nxt", "head", "grp", "gsize", "row",
+        "enode", "a_node", "kstar", "denom", "interior",
     )
 
     def __init__(self, **kwargs):
@@ -45,9 +47,26 @@ class _PAVContext:
         out = []
         e = int(self.head[g])
         for _ in range(int(self.kstar[g])):
-            out.append((e % self.n) * self.T + e // self.n)
+            out.append(int(self.row[e]) * self.T + int(self.enode[e]))
             e = int(self.nxt[e])
         return np.asarray(out, dtype=np.int64)
+
+
+_SCRATCH = threading.local()
+
+
+def _scratch(T, n):
+    """Per-thread ``(keys, val)`` scratch buffers, reused between calls.
+
+    Fresh multi-megabyte arrays cost page faults on every call (glibc gives
+    them back to the OS when freed); a training loop calls the forward with
+    the same shape at every step. Only the buffers of the last shape are kept.
+    """
+    cached = getattr(_SCRATCH, "buffers", None)
+    if cached is None or cached[0].shape != (T, n):
+        cached = (np.empty((T, n), dtype=np.uint64), np.empty(n * T, dtype=np.float64))
+        _SCRATCH.buffers = cached
+    return cached
 
 
 def _check_float_array(x, name, ndim):
@@ -103,6 +122,8 @@ def tree_isotonic_forward(q, lam):
     n, T = q.shape
     if n < 1:
         raise ValueError("q must have at least one row.")
+    if n > np.iinfo(np.int32).max:
+        raise ValueError(f"q has {n} rows; at most {np.iinfo(np.int32).max} are supported.")
     if _depth_of_n_nodes(T) is None:
         raise ValueError(
             f"q must have 2**(depth + 1) - 1 columns (a complete tree in heap "
@@ -118,15 +139,26 @@ def tree_isotonic_forward(q, lam):
     lam = float(lam)
     dtype = q.dtype
     q = np.array(q, dtype=dtype, order="C", copy=True)  # private copy
-    # The one sort of Algorithm 1 (the paper's "sort once"), done per node:
-    # order[t] lists the rows by q[:, t] descending (groups merge these sorted
-    # lists). Negation is exact, so float32 and float64 give the same order
-    # up to ties, which do not change the solution.
-    neg_qt = np.negative(q.T, order="C")  # new array, q is left alone
-    order = np.argsort(neg_qt, axis=1).astype(np.int64, copy=False)
-
-    v = np.empty(n * T, dtype=np.float64)
-    nxt = np.empty(n * T, dtype=np.int64)
+    # The one sort of Algorithm 1 ("sort once"): per node, the rows by
+    # v = q + 1/2 descending. numpy's vectorized sort orders uint64 keys
+    # holding the bits of max(v, 0) (non-negative float64 bit patterns order
+    # like the values) with the row index in the low bits; the kernel keeps
+    # the entries with v > 0 and recomputes their v exactly from q.
+    row_bits = max(1, int(n - 1).bit_length())
+    keys, val = _scratch(T, n)  # private scratch, overwritten below
+    v = keys.view(np.float64)
+    np.add(q.T, 0.5, out=v)  # (T, n)
+    np.maximum(v, 0.0, out=v)
+    keys >>= np.uint64(row_bits)
+    keys <<= np.uint64(row_bits)
+    keys |= np.arange(n, dtype=np.uint64)
+    keys.sort(axis=1)
+    # Exactly the entries with v > 0 (a nonzero value part in the key).
+    m = max(1, int(np.count_nonzero(keys >= np.uint64(1 << row_bits))))
+    start = np.empty(T + 1, dtype=np.int64)
+    row = np.empty(m, dtype=np.int32)
+    enode = np.empty(m, dtype=np.int32)
+    nxt = np.empty(m, dtype=np.int64)
     head = np.empty(T, dtype=np.int64)
     grp = np.empty(T, dtype=np.int64)
     gsize = np.empty(T, dtype=np.int64)
@@ -138,13 +170,13 @@ def tree_isotonic_forward(q, lam):
     a = np.empty(T, dtype=dtype)
     z = np.empty((n, T), dtype=dtype)
     _tree_isotonic_forward(
-        q, lam, order, v, nxt, head, grp, gsize, ag, kstar, denom, interior,
-        a_node, a, z,
+        q, lam, keys, row_bits, start, val, row, enode, nxt, head, grp, gsize, ag, kstar, denom,
+        interior, a_node, a, z,
     )
     ctx = _PAVContext(
-        dtype=dtype, n=n, T=T, lam=lam, v=v, nxt=nxt, head=head, grp=grp,
-        gsize=gsize, a_node=a_node, kstar=kstar, denom=denom,
-        interior=interior,
+        dtype=dtype, n=n, T=T, lam=lam, q=q, nxt=nxt, head=head, grp=grp,
+        gsize=gsize, row=row, enode=enode, a_node=a_node, kstar=kstar,
+        denom=denom, interior=interior,
     )
     return a, z, ctx
 
@@ -186,12 +218,14 @@ def tree_isotonic_backward(ctx, grad_a, grad_z):
         raise ValueError(
             f"grad_z must have shape ({n}, {T}), got {grad_z.shape}."
         )
-    grad_a = np.array(grad_a, dtype=dtype, order="C", copy=True)
-    grad_z = np.array(grad_z, dtype=dtype, order="C", copy=True)
+    # The kernel only reads them (const views): no copy unless dtype/layout
+    # differ; read-only arrays are fine.
+    grad_a = np.ascontiguousarray(grad_a, dtype=dtype)
+    grad_z = np.ascontiguousarray(grad_z, dtype=dtype)
     ga = np.empty(T, dtype=np.float64)
     grad_q = np.empty((n, T), dtype=dtype)
     _tree_isotonic_backward(
-        ctx.v, ctx.a_node, ctx.grp, ctx.head, ctx.nxt, ctx.kstar, ctx.denom,
-        ctx.interior, grad_a, grad_z, ga, grad_q,
+        ctx.q, ctx.a_node, ctx.grp, ctx.head, ctx.nxt, ctx.row, ctx.enode,
+        ctx.kstar, ctx.denom, ctx.interior, grad_a, grad_z, ga, grad_q,
     )
     return grad_q

@@ -1,0 +1,710 @@
+"""LatentTree estimators: ``LatentTreeClassifier`` and ``LatentTreeRegressor``.
+
+Training runs the shared loop of :class:`~sklearn_difftrees._core.base.BaseGradientTree`
+on :class:`~sklearn_difftrees.latent_tree._module._LatentTreeNet` (the
+differentiable pruned tree + a head on ``[x, z]``). At the end of ``fit``
+everything the prediction needs is turned into numpy arrays:
+
+* ``tree_``: the oblique splits (standardization folded in), with pruned
+  nodes (``a_t = 0``) and nodes no training row reaches marked inactive;
+* ``pruning_values_``: the pruning vector ``a`` solved once on the whole
+  training set (torch-free, compiled kernel), fixed from then on;
+* the head's weights.
+
+``predict`` computes, row by row, ``q`` from the splits, ``z = clip(q + 1/2,
+0, a)`` and the head, in numpy: a row's prediction does not depend on the
+other rows of the batch, and torch is not imported.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import is_classifier
+from sklearn.utils.validation import check_is_fitted
+
+from .._compat import Interval, StrOptions, _check_sample_weight
+from .._core import topology
+from .._core.base import BaseGradientTree, TreeClassifierMixin, TreeRegressorMixin
+from .._core.export import _feature_names, _split_text
+from .._core.validation import check_predict_data
+from ._pav import tree_isotonic_forward
+
+__all__ = ["LatentTreeClassifier", "LatentTreeRegressor"]
+
+
+def _elu(x):
+    return np.where(x > 0, x, np.expm1(np.minimum(x, 0.0)))
+
+
+def _rowwise_matmul(A, W):
+    """``A @ W.T`` whose rows do not depend on the other rows of ``A``.
+
+    BLAS picks different kernels (and summation orders) for different batch
+    sizes; ``einsum``'s loop does not, so predicting one row at a time gives
+    bit-identical results to predicting the batch.
+    """
+    return np.einsum("ij,kj->ik", A, W)
+
+
+def node_rewards_numpy(s, depth):
+    """Node rewards ``q`` (Lemma 1, ``q_root = 1``) from split scores, float64."""
+    n = s.shape[0]
+    levels = [np.ones((n, 1))]
+    path = None
+    for d in range(depth):
+        sd = s[:, 2**d - 1 : 2 ** (d + 1) - 1]
+        child = np.stack((-sd, sd), axis=2).reshape(n, 2 ** (d + 1))
+        if path is not None:
+            child = np.minimum(np.repeat(path, 2, axis=1), child)
+        path = child
+        levels.append(child)
+    return np.concatenate(levels, axis=1)
+
+
+class _PrunedTreeMixin:
+    """``apply`` / ``decision_path`` / export of a tree whose nodes may be pruned.
+
+    Needs ``tree_`` (with ``active``), ``pruning_values_`` and
+    ``node_values_``.
+    """
+
+    def _paths(self, X):
+        """(path nodes root->leaf, number of active nodes on it) per row."""
+        check_is_fitted(self)
+        X = check_predict_data(self, X)
+        depth = self.tree_.max_depth
+        path = self.tree_.decision_path(X).indices.reshape(X.shape[0], depth + 1)
+        n_active = self.tree_.active[path].sum(axis=1)
+        return path, n_active
+
+    def apply(self, X):
+        """Node each sample ends in: its leaf of the pruned tree.
+
+        Samples follow the hard routing (right iff the split score is
+        positive) until the next node is inactive (pruned, ``a_t = 0``, or
+        not reached by training data); the last active node is returned.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        X_leaves : ndarray of shape (n_samples,)
+            Heap index of the node each sample ends in.
+        """
+        path, n_active = self._paths(X)
+        return path[np.arange(path.shape[0]), n_active - 1]
+
+    def decision_path(self, X):
+        """Return the active nodes each sample goes through.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        indicator : sparse matrix of shape (n_samples, n_nodes)
+            CSR indicator (heap-order columns) of the active nodes on each
+            sample's path, from the root to the node :meth:`apply` returns.
+        """
+        from scipy import sparse
+
+        path, n_active = self._paths(X)
+        n, width = path.shape
+        keep = np.arange(width)[None, :] < n_active[:, None]
+        indices = path[keep]
+        indptr = np.concatenate(([0], np.cumsum(n_active)))
+        return sparse.csr_matrix(
+            (np.ones(indices.size, dtype=np.intp), indices, indptr),
+            shape=(n, topology.n_nodes(self.tree_.max_depth)),
+        )
+
+    def get_n_leaves(self):
+        """Number of leaves of the pruned tree (active nodes without active children)."""
+        check_is_fitted(self)
+        active = self.tree_.active
+        n_int = self.tree_.n_internal
+        internal = np.arange(n_int)
+        has_child = np.zeros(active.size, dtype=bool)
+        has_child[internal] = active[2 * internal + 1] | active[2 * internal + 2]
+        return int(np.sum(active & ~has_child))
+
+    # -------------------------------------------------------------- export
+    def _export_note(self):
+        return (
+            "LatentTree: the prediction is the head f(x, z) on the input and the pruned "
+            "traversal z, not a leaf constant; values shown are the mean predictions of the "
+            "training samples reaching a node. Pruned nodes (a_t = 0) are not shown."
+        )
+
+    def _node_text(self, node, class_names, decimals):
+        value = self.node_values_[node]
+        if is_classifier(self):
+            names = self.classes_ if class_names is None else class_names
+            k = int(np.argmax(value))
+            text = f"class: {names[k]} (mean p={value[k]:.{decimals}f})"
+        else:
+            text = "value: [" + ", ".join(f"{v:.{decimals}f}" for v in value) + "]"
+        n = self.tree_.n_node_samples[node]
+        return f"{text}  (a={self.pruning_values_[node]:.{decimals}f}, samples={n:.0f})"
+
+    def _export_text(self, *, feature_names, class_names, max_depth, decimals, top_k):
+        check_is_fitted(self)
+        tree = self.tree_
+        names = _feature_names(self, feature_names)
+        if class_names is not None and is_classifier(self):
+            if len(class_names) != self.n_classes_:
+                raise ValueError(
+                    f"class_names must contain {self.n_classes_} elements, got {len(class_names)}."
+                )
+        lines = [f"# {self._export_note()}"]
+        n_int = tree.n_internal
+
+        def recurse(node, depth):
+            indent = "|   " * depth + "|--- "
+            kids = [] if node >= n_int else [2 * node + 1, 2 * node + 2]
+            if not any(tree.active[c] for c in kids):
+                lines.append(indent + "leaf " + self._node_text(node, class_names, decimals))
+                return
+            if depth >= max_depth:
+                lines.append(indent + "truncated branch")
+                return
+            lhs, thr = _split_text(self, node, names, top_k, decimals)
+            for child, op in zip(kids, ("<=", "> ")):
+                cond = f"{indent}{lhs} {op} {thr}"
+                if tree.active[child]:
+                    lines.append(cond)
+                    recurse(child, depth + 1)
+                elif self.pruning_values_[child] <= 0:
+                    lines.append(f"{cond}  [pruned (a = 0)]")
+                else:
+                    lines.append(f"{cond}  [no training samples]")
+
+        recurse(0, 0)
+        return "\n".join(lines) + "\n"
+
+
+class _BaseLatentTree(_PrunedTreeMixin, BaseGradientTree):
+    """Shared parameters, model and prediction of the LatentTree estimators."""
+
+    _parameter_constraints = {
+        **BaseGradientTree._parameter_constraints,
+        "max_depth": [Interval(Integral, 1, 10, closed="both")],
+        "pruning": [Interval(Real, 0, None, closed="left")],
+        "pruning_tol": [Interval(Real, 0, 1, closed="both")],
+        "split": [StrOptions({"linear", "elu"})],
+        "head": [StrOptions({"linear", "mlp"})],
+        "head_input": [StrOptions({"concat", "z"})],
+        "head_layers": [Interval(Integral, 1, None, closed="left")],
+        "head_width": [Interval(Integral, 1, None, closed="left")],
+        "dropout": [Interval(Real, 0, 1, closed="left")],
+    }
+
+    def __init__(
+        self,
+        *,
+        max_depth=4,
+        pruning=1e-2,
+        pruning_tol=1e-3,
+        split="linear",
+        head="linear",
+        head_input="concat",
+        head_layers=2,
+        head_width=64,
+        dropout=0.0,
+        max_iter=200,
+        batch_size=128,
+        learning_rate=1e-2,
+        optimizer="adam",
+        momentum=0.0,
+        lr_schedule="constant",
+        grad_clip=None,
+        early_stopping=True,
+        validation_fraction=0.1,
+        n_iter_no_change=20,
+        tol=1e-4,
+        random_state=None,
+        device="auto",
+        verbose=0,
+        warm_start=False,
+    ):
+        self.max_depth = max_depth
+        self.pruning = pruning
+        self.pruning_tol = pruning_tol
+        self.split = split
+        self.head = head
+        self.head_input = head_input
+        self.head_layers = head_layers
+        self.head_width = head_width
+        self.dropout = dropout
+        self.max_iter = max_iter
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.optimizer = optimizer
+        self.momentum = momentum
+        self.lr_schedule = lr_schedule
+        self.grad_clip = grad_clip
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.random_state = random_state
+        self.device = device
+        self.verbose = verbose
+        self.warm_start = warm_start
+
+    # ------------------------------------------------------------ training
+    def _build_module(self, n_features, n_outputs):
+        from ._module import _LatentTreeNet
+
+        return _LatentTreeNet(
+            n_features,
+            n_outputs,
+            self.max_depth,
+            self.pruning,
+            self.split,
+            self.head_input,
+            self.head_layers if self.head == "mlp" else 0,
+            self.head_width,
+            self.dropout,
+        )
+
+    def _module_to_splits(self, module):
+        # Called once by BaseGradientTree.fit with the trained module: the
+        # head is taken here too (numpy, float64).
+        self._head_params = module.head_weights()
+        W = module.tree.split.weight.detach().cpu().double().numpy()
+        b = module.tree.split.bias.detach().cpu().double().numpy()
+        return W, b
+
+    def _module_to_leaf_params(self, module):
+        # The prediction is the head's output, not a leaf constant; the leaf
+        # values of tree_ are set in _finalize_latent (mean predictions).
+        n_out = self._head_params[-1][0].shape[0]
+        return np.zeros((topology.n_leaves(self.max_depth), n_out))
+
+    def fit(self, X, y, sample_weight=None):
+        """Train the tree and its head by gradient descent (Algorithm 2).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data; standardized internally.
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            Target values (class labels for the classifier).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights multiplying each sample's loss. Samples of
+            zero weight are dropped. The pruning vector fixed after training
+            is solved on the rows of positive weight, unweighted.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        super().fit(X, y, sample_weight)
+        self._finalize_latent(X, sample_weight)
+        return self
+
+    def _finalize_latent(self, X, sample_weight):
+        """Fix the pruning vector from the training data; set ``tree_`` fields."""
+        X = check_predict_data(self, X)
+        sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        keep = sw > 0
+        Xk, wk = X[keep], sw[keep]
+        # A feature constant over the training rows has standardized value 0
+        # on all of them: its head weights were never trained; drop them.
+        constant = np.ptp(Xk, axis=0) == 0
+        if self.head_input == "concat":
+            W0, b0 = self._head_params[0]
+            W0 = W0.copy()
+            W0[:, : X.shape[1]][:, constant] = 0.0
+            self._head_params[0] = (W0, b0)
+        q = self._rewards(Xk)
+        a, _, _ = tree_isotonic_forward(q, self.pruning * Xk.shape[0])
+        # Exact zeros need every training row to miss a node by a margin of
+        # 1/2, which gets rarer as the training set grows; nodes whose a_t is
+        # at most pruning_tol (so that z_t <= pruning_tol) are pruned too.
+        # Thresholding keeps 0 <= a_child <= a_parent.
+        a = np.where(a > self.pruning_tol, a, 0.0)
+        self.pruning_values_ = a
+        self.active_fraction_ = float(np.mean(a > 0))
+
+        # tree_.value: the mean prediction of the training rows reaching each
+        # leaf (what export_text / plot_tree show; never used to predict).
+        tree = self.tree_
+        out = self._output_values(self._head_output(Xk, q))
+        leaves = tree.apply(Xk) - tree.n_internal
+        n_leaves = topology.n_leaves(tree.max_depth)
+        wsum = np.bincount(leaves, weights=wk, minlength=n_leaves)
+        sums = np.stack(
+            [
+                np.bincount(leaves, weights=wk * out[:, k], minlength=n_leaves)
+                for k in range(out.shape[1])
+            ],
+            axis=1,
+        )
+        node_w = topology.subtree_sums(wsum)
+        node_sums = topology.subtree_sums(sums)
+        overall = sums.sum(0) / wsum.sum()
+        with np.errstate(invalid="ignore", divide="ignore"):
+            node_value = np.where(node_w[:, None] > 0, node_sums / node_w[:, None], overall)
+        tree.value = np.ascontiguousarray(node_value[tree.n_internal :])
+        tree.finalize(X, sw)
+        tree.active &= a > 0
+        tree.active[0] = True  # the root always predicts
+        self.node_values_ = node_value
+
+    # ---------------------------------------------------------- prediction
+    def _rewards(self, X):
+        tree = self.tree_
+        s = _rowwise_matmul(np.asarray(X, dtype=np.float64), tree.weights) + tree.bias
+        if self.split == "elu":
+            s = _elu(s)
+        return node_rewards_numpy(s, tree.max_depth)
+
+    def _head_output(self, X, q=None):
+        """Raw head output (logits / standardized targets) for validated ``X``."""
+        if q is None:
+            q = self._rewards(X)
+        z = np.minimum(np.maximum(q + 0.5, 0.0), self.pruning_values_)
+        if self.head_input == "concat":
+            Xs = (np.asarray(X, dtype=np.float64) - self._feature_mean) / self._feature_scale
+            h = np.hstack((Xs, z))
+        else:
+            h = z
+        last = len(self._head_params) - 1
+        for k, (W, b) in enumerate(self._head_params):
+            h = _rowwise_matmul(h, W) + b
+            if k < last:
+                h = _elu(h)
+        return h
+
+    def _decision(self, X):
+        check_is_fitted(self)
+        return self._output_values(self._head_output(check_predict_data(self, X)))
+
+    def traversal(self, X):
+        """Pruned traversal ``z`` of each sample, shape (n_samples, n_nodes).
+
+        ``z_t = clip(q_t + 1/2, 0, a_t)`` with the fixed pruning vector ``a``
+        (``pruning_values_``); heap order.
+        """
+        check_is_fitted(self)
+        q = self._rewards(check_predict_data(self, X))
+        return np.minimum(np.maximum(q + 0.5, 0.0), self.pruning_values_)
+
+_DOC_PARAMS = """
+    Parameters
+    ----------
+    max_depth : int, default=4
+        Depth of the complete tree before pruning (``2**max_depth`` leaves,
+        ``2**(max_depth + 1) - 1`` nodes); 1 to 10.
+    pruning : float, default=1e-2
+        Pruning strength ``lambda`` **per training sample**: a batch of ``n``
+        rows solves problem (4) of the paper with ``lambda * n``, so pruning
+        learned on mini-batches holds on the full training set (on which the
+        pruning vector is fixed after training). Larger values shrink the
+        pruning vector ``a`` and prune more nodes.
+    pruning_tol : float, default=1e-3
+        After training, nodes whose pruning value (solved on the whole
+        training set) is at most ``pruning_tol`` are pruned (``a_t`` set to
+        0). Such a node changes the head's input by at most ``pruning_tol``
+        (``z_t <= a_t``); an exact zero needs every training row to miss the
+        node by a margin of 1/2, which gets rarer as the training set grows.
+        ``0`` keeps only the exact zeros of problem (4).
+    split : {"linear", "elu"}, default="linear"
+        Split function: ``w . x + b`` or ``elu(w . x + b)`` (same hard
+        routing; ``elu`` bounds the negative rewards at -1).
+    head : {"linear", "mlp"}, default="linear"
+        Prediction head ``f_phi``: one linear layer, or ``head_layers`` hidden
+        layers of ``head_width`` units with ELU and ``dropout``.
+    head_input : {"concat", "z"}, default="concat"
+        Head input: ``[x, z]`` (standardized features and traversal, as in the
+        authors' code) or ``z`` alone.
+    head_layers : int, default=2
+        Number of hidden layers when ``head="mlp"``.
+    head_width : int, default=64
+        Width of the hidden layers when ``head="mlp"``.
+    dropout : float, default=0.0
+        Dropout probability after each hidden layer (``head="mlp"``).
+    max_iter : int, default=200
+        Maximum number of epochs.
+    batch_size : int, default=128
+        Mini-batch size.
+    learning_rate : float, default=1e-2
+        Learning rate.
+    optimizer : {"adam", "rmsprop", "sgd"}, default="adam"
+        Optimizer.
+    momentum : float, default=0.0
+        Momentum of RMSprop / SGD (ignored by Adam).
+    lr_schedule : {"constant", "cosine"}, default="constant"
+        Learning-rate schedule (``"cosine"``: warm restarts, 4 cycles).
+    grad_clip : float or None, default=None
+        Maximum global gradient norm (``None``: no clipping).
+    early_stopping : bool, default=True
+        Hold out ``validation_fraction`` of the data, stop when the validation
+        loss stops improving and restore the best weights.
+    validation_fraction : float, default=0.1
+        Fraction held out for early stopping.
+    n_iter_no_change : int, default=20
+        Patience of the stopping rule, in epochs.
+    tol : float, default=1e-4
+        Minimum improvement of the monitored loss.
+    random_state : int, RandomState instance or None, default=None
+        Seeds initialization, validation split and shuffling through private
+        generators (global RNGs untouched).
+    device : {"auto", "cpu", "cuda"}, default="auto"
+        Where to train (the compiled PAV kernel on the CPU, the pure-torch
+        PAV on CUDA). Prediction is always numpy, without torch.
+    verbose : int, default=0
+        ``>= 1`` prints one line per epoch.
+    warm_start : bool, default=False
+        Continue training the previous solution.
+"""
+
+_DOC_ATTRS = """
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit (only when X has string column
+        names).
+    tree_ : ObliqueTree
+        The routing: node splits in the input space (right iff
+        ``w . x + b > 0``) and ``active``, which marks the nodes that are not
+        pruned (``a_t > 0``) and that training samples reach. ``tree_.value``
+        holds the mean prediction of the training samples per leaf, for
+        display only.
+    pruning_values_ : ndarray of shape (2**(max_depth + 1) - 1,)
+        Pruning vector ``a`` (heap order, ``0 <= a_child <= a_parent <= 1``)
+        solved on the whole training set after training, values at most
+        ``pruning_tol`` set to 0; ``a_t = 0`` means node ``t`` is pruned.
+    active_fraction_ : float
+        Fraction of the nodes with ``a_t > 0``.
+    node_values_ : ndarray of shape (2**(max_depth + 1) - 1, n_values)
+        Mean prediction of the training samples reaching each node.
+    n_iter_ : int
+        Number of epochs run.
+    loss_curve_ : list of float
+        Mean training loss of every epoch.
+    best_loss_ : float
+        Smallest training loss seen.
+    validation_scores_ : list of float or None
+        Validation score of every epoch ({score}), ``None`` without early
+        stopping.
+    best_validation_score_ : float or None
+        Validation score of the epoch whose weights were kept.
+    device_ : str
+        Device the model was trained on.
+    feature_importances_ : ndarray of shape (n_features_in_,)
+        Importances of the routing splits (the head's direct use of ``x``
+        with ``head_input="concat"`` is not counted).
+"""
+
+_REFERENCE = """
+    References
+    ----------
+    V. Zantedeschi, M. J. Kusner, V. Niculae. "Learning Binary Decision Trees
+    by Argmin Differentiation". ICML, 2021.
+"""
+
+
+class LatentTreeClassifier(TreeClassifierMixin, _BaseLatentTree):
+    __doc__ = (
+        """Pruned binary tree learned by argmin differentiation, with a learned head.
+
+    Every sample traverses a complete oblique tree; the traversal ``z`` and
+    the pruning vector ``a`` solve a quadratic program (problem (3) of the
+    paper) exactly, by a compiled tree-isotonic (PAV) kernel that is also
+    differentiated in closed form, so splits, pruning and the head
+    ``f_phi([x, z])`` are trained jointly by gradient descent on the
+    cross-entropy. After training the pruning vector is fixed from the
+    whole training set, so each prediction depends on its own row only, and
+    prediction runs in numpy without torch.
+
+    Read more in the :doc:`User Guide </latent_tree>`.
+"""
+        + _DOC_PARAMS
+        + """    class_weight : dict, "balanced" or None, default=None
+        Weights associated with classes, multiplied into ``sample_weight``.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    n_classes_ : int
+        Number of classes.
+    n_outputs_ : int
+        Always 1."""
+        + _DOC_ATTRS.format(score="accuracy")
+        + """
+    See Also
+    --------
+    LatentTreeRegressor : The regression counterpart.
+    LatentTreeLayer : The torch layer, to use inside your own network.
+"""
+        + _REFERENCE
+        + """
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn_difftrees import LatentTreeClassifier
+    >>> X, y = make_classification(n_samples=200, random_state=0)
+    >>> clf = LatentTreeClassifier(max_depth=2, max_iter=10, random_state=0).fit(X, y)
+    >>> clf.predict(X[:5]).shape
+    (5,)
+    >>> clf.pruning_values_.shape
+    (7,)
+"""
+    )
+
+    _parameter_constraints = {
+        **_BaseLatentTree._parameter_constraints,
+        "class_weight": [dict, StrOptions({"balanced"}), None],
+    }
+
+    def __init__(
+        self,
+        *,
+        max_depth=4,
+        pruning=1e-2,
+        pruning_tol=1e-3,
+        split="linear",
+        head="linear",
+        head_input="concat",
+        head_layers=2,
+        head_width=64,
+        dropout=0.0,
+        max_iter=200,
+        batch_size=128,
+        learning_rate=1e-2,
+        optimizer="adam",
+        momentum=0.0,
+        lr_schedule="constant",
+        grad_clip=None,
+        early_stopping=True,
+        validation_fraction=0.1,
+        n_iter_no_change=20,
+        tol=1e-4,
+        random_state=None,
+        device="auto",
+        verbose=0,
+        warm_start=False,
+        class_weight=None,
+    ):
+        super().__init__(
+            max_depth=max_depth,
+            pruning=pruning,
+            pruning_tol=pruning_tol,
+            split=split,
+            head=head,
+            head_input=head_input,
+            head_layers=head_layers,
+            head_width=head_width,
+            dropout=dropout,
+            max_iter=max_iter,
+            batch_size=batch_size,
+            learning_rate=learning_rate,
+            optimizer=optimizer,
+            momentum=momentum,
+            lr_schedule=lr_schedule,
+            grad_clip=grad_clip,
+            early_stopping=early_stopping,
+            validation_fraction=validation_fraction,
+            n_iter_no_change=n_iter_no_change,
+            tol=tol,
+            random_state=random_state,
+            device=device,
+            verbose=verbose,
+            warm_start=warm_start,
+        )
+        self.class_weight = class_weight
+
+    def _output_values(self, logits):
+        z = logits - logits.max(axis=1, keepdims=True)
+        p = np.exp(z)
+        return p / p.sum(axis=1, keepdims=True)
+
+    def predict_proba(self, X):
+        """Class probabilities: softmax of the head's output.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Columns follow ``classes_``.
+        """
+        return self._decision(X)
+
+    def predict(self, X):
+        """Predicted class (most probable class of :meth:`predict_proba`).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+        """
+        proba = self._decision(X)  # checks fitted before classes_ is read
+        return self.classes_.take(np.argmax(proba, axis=1))
+
+
+class LatentTreeRegressor(TreeRegressorMixin, _BaseLatentTree):
+    __doc__ = (
+        """Pruned binary tree learned by argmin differentiation, regression.
+
+    Same model and training as :class:`LatentTreeClassifier`, with a squared
+    loss on standardized targets (multi-output supported); the head's output
+    is mapped back to the target scale.
+
+    Read more in the :doc:`User Guide </latent_tree>`.
+"""
+        + _DOC_PARAMS
+        + """
+    Attributes
+    ----------
+    n_outputs_ : int
+        Number of targets."""
+        + _DOC_ATTRS.format(score="R^2")
+        + """
+    See Also
+    --------
+    LatentTreeClassifier : The classification counterpart.
+    LatentTreeLayer : The torch layer, to use inside your own network.
+"""
+        + _REFERENCE
+        + """
+    Examples
+    --------
+    >>> from sklearn.datasets import make_regression
+    >>> from sklearn_difftrees import LatentTreeRegressor
+    >>> X, y = make_regression(n_samples=200, n_features=5, random_state=0)
+    >>> reg = LatentTreeRegressor(max_depth=2, max_iter=10, random_state=0).fit(X, y)
+    >>> reg.predict(X[:2]).shape
+    (2,)
+"""
+    )
+
+    def _output_values(self, out):
+        return out * self._target_scale + self._target_mean
+
+    def predict(self, X):
+        """Predicted target: the head's output on ``[x, z]``, unscaled.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+        """
+        pred = self._decision(X)
+        return pred[:, 0] if self.n_outputs_ == 1 else pred

@@ -1,0 +1,284 @@
+"""``LatentTreeClusterer``: self-supervised hierarchical clustering (Section 4.2).
+
+A :class:`~sklearn_difftrees.latent_tree.LatentTreeRegressor` with a linear
+head learns to regress chosen target features from the other features (or,
+by default, to reconstruct every feature from the traversal ``z`` alone);
+the pruned tree it learns is the hierarchy, its leaves are the clusters.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import ClusterMixin
+from sklearn.utils.validation import check_is_fitted
+
+from .._compat import Interval, StrOptions, _fit_context, validate_data
+from .._core.base import TRAINING_PARAMETER_CONSTRAINTS, BaseObliqueTree
+from .._core.tree import ObliqueTree
+from ._classes import LatentTreeRegressor, _PrunedTreeMixin
+
+__all__ = ["LatentTreeClusterer"]
+
+
+class LatentTreeClusterer(ClusterMixin, _PrunedTreeMixin, BaseObliqueTree):
+    """Hierarchical clustering by a pruned latent tree (self-supervised).
+
+    The tree is trained, as in Section 4.2 of Zantedeschi et al. (2021), to
+    regress ``target_features`` from the remaining features with a linear
+    head on ``[x_rest, z]`` and a squared loss. Its splits use the remaining
+    features only. With ``target_features=None`` every feature is a target
+    and the head sees the traversal ``z`` only, so the tree must encode the
+    data to reconstruct it. Pruning (``pruning``) removes the nodes the task
+    does not need. A sample's cluster is the leaf of the pruned tree it
+    reaches; the tree is the dendrogram (score it with
+    :func:`sklearn_difftrees.metrics.dendrogram_purity`).
+
+    Read more in the :doc:`User Guide </latent_tree>`.
+
+    Parameters
+    ----------
+    target_features : array-like of int or None, default=None
+        Column indices of the features to regress from the others. ``None``:
+        reconstruct all features from the traversal.
+    max_depth : int, default=4
+        Depth of the complete tree before pruning (1 to 10).
+    pruning : float, default=1e-2
+        Pruning strength per sample (see :class:`LatentTreeRegressor`).
+    pruning_tol : float, default=1e-3
+        Pruning values at most this are set to 0 after training.
+    split : {"linear", "elu"}, default="linear"
+        Split function.
+    max_iter, batch_size, learning_rate, optimizer, momentum, lr_schedule, \
+grad_clip, early_stopping, validation_fraction, n_iter_no_change, tol, \
+random_state, device, verbose
+        Training parameters, as in :class:`LatentTreeRegressor`.
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_samples,)
+        Cluster of each training sample (``0 .. n_clusters_ - 1``).
+    n_clusters_ : int
+        Number of clusters: the nodes training samples end in.
+    cluster_nodes_ : ndarray of shape (n_clusters_,)
+        Heap index of the tree node of each cluster.
+    regressor_ : LatentTreeRegressor
+        The fitted self-supervised regressor (inputs: the non-target
+        features).
+    tree_ : ObliqueTree
+        Its routing over all ``n_features_in_`` features (target columns get
+        zero weight), with pruned nodes inactive.
+    pruning_values_ : ndarray of shape (2**(max_depth + 1) - 1,)
+        Pruning vector fixed on the training data.
+    node_values_ : ndarray of shape (2**(max_depth + 1) - 1, n_targets)
+        Mean reconstruction of the targets per node.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit (only when X has string column
+        names).
+
+    See Also
+    --------
+    LatentTreeRegressor : The supervised model it trains.
+    sklearn_difftrees.metrics.dendrogram_purity : Quality of the hierarchy.
+
+    References
+    ----------
+    V. Zantedeschi, M. J. Kusner, V. Niculae. "Learning Binary Decision Trees
+    by Argmin Differentiation". ICML, 2021.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_blobs
+    >>> from sklearn_difftrees import LatentTreeClusterer
+    >>> X, _ = make_blobs(n_samples=200, centers=3, random_state=0)
+    >>> km = LatentTreeClusterer(max_depth=2, max_iter=20, random_state=0).fit(X)
+    >>> km.labels_.shape
+    (200,)
+    >>> int(km.n_clusters_) <= 4
+    True
+    """
+
+    _parameter_constraints = {
+        **{
+            k: v
+            for k, v in TRAINING_PARAMETER_CONSTRAINTS.items()
+            if k != "warm_start"
+        },
+        "target_features": ["array-like", None],
+        "max_depth": [Interval(Integral, 1, 10, closed="both")],
+        "pruning": [Interval(Real, 0, None, closed="left")],
+        "pruning_tol": [Interval(Real, 0, 1, closed="both")],
+        "split": [StrOptions({"linear", "elu"})],
+    }
+
+    def __init__(
+        self,
+        *,
+        target_features=None,
+        max_depth=4,
+        pruning=1e-2,
+        pruning_tol=1e-3,
+        split="linear",
+        max_iter=200,
+        batch_size=128,
+        learning_rate=1e-2,
+        optimizer="adam",
+        momentum=0.0,
+        lr_schedule="constant",
+        grad_clip=None,
+        early_stopping=True,
+        validation_fraction=0.1,
+        n_iter_no_change=20,
+        tol=1e-4,
+        random_state=None,
+        device="auto",
+        verbose=0,
+    ):
+        self.target_features = target_features
+        self.max_depth = max_depth
+        self.pruning = pruning
+        self.pruning_tol = pruning_tol
+        self.split = split
+        self.max_iter = max_iter
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.optimizer = optimizer
+        self.momentum = momentum
+        self.lr_schedule = lr_schedule
+        self.grad_clip = grad_clip
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.random_state = random_state
+        self.device = device
+        self.verbose = verbose
+
+    def _columns(self, n_features):
+        """(input columns, target columns) of X."""
+        if self.target_features is None:
+            return np.arange(n_features), np.arange(n_features)
+        targets = np.unique(np.asarray(self.target_features, dtype=np.int64).ravel())
+        if targets.size == 0 or targets.min() < 0 or targets.max() >= n_features:
+            raise ValueError(
+                f"target_features must hold column indices in [0, {n_features}); "
+                f"got {self.target_features!r}."
+            )
+        inputs = np.setdiff1d(np.arange(n_features), targets)
+        if inputs.size == 0:
+            raise ValueError(
+                "target_features leaves no input feature; use target_features=None "
+                "to reconstruct every feature from the traversal."
+            )
+        return inputs, targets
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None, sample_weight=None):
+        """Learn the hierarchy from ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data (standardized internally).
+        y : Ignored
+            Not used, present for API consistency.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights of the samples' reconstruction losses.
+
+        Returns
+        -------
+        self : object
+            Fitted estimator.
+        """
+        X = validate_data(
+            self, X, dtype=[np.float64, np.float32], order="C", ensure_min_samples=2
+        )
+        inputs, targets = self._columns(X.shape[1])
+        if self.target_features is not None and X.shape[1] < 2:
+            raise ValueError(
+                f"target_features needs at least 2 features, got {X.shape[1]} feature(s)."
+            )
+        params = {k: getattr(self, k) for k in (
+            "max_depth", "pruning", "pruning_tol", "split", "max_iter", "batch_size",
+            "learning_rate", "optimizer", "momentum", "lr_schedule", "grad_clip",
+            "early_stopping", "validation_fraction", "n_iter_no_change", "tol",
+            "random_state", "device", "verbose",
+        )}
+        head_input = "z" if self.target_features is None else "concat"
+        reg = LatentTreeRegressor(head="linear", head_input=head_input, **params)
+        reg.fit(X[:, inputs], X[:, targets], sample_weight=sample_weight)
+        self.regressor_ = reg
+        self._inputs, self._targets = inputs, targets
+
+        # The routing over all features (target columns get zero weight).
+        sub = reg.tree_
+        W = np.zeros((sub.weights.shape[0], X.shape[1]))
+        W[:, inputs] = sub.weights
+        tree = ObliqueTree(W, sub.bias, sub.value)
+        tree.active = sub.active.copy()
+        tree.n_node_samples = sub.n_node_samples.copy()
+        self.tree_ = tree
+        scale = np.ones(X.shape[1])
+        scale[inputs] = reg._feature_scale
+        self._feature_scale = scale
+        self.pruning_values_ = reg.pruning_values_
+        self.active_fraction_ = reg.active_fraction_
+        self.node_values_ = reg.node_values_
+        self.n_iter_ = reg.n_iter_
+        self.loss_curve_ = reg.loss_curve_
+        self.validation_scores_ = reg.validation_scores_
+
+        nodes = _PrunedTreeMixin.apply(self, X)
+        self.cluster_nodes_ = np.unique(nodes)
+        self.n_clusters_ = int(self.cluster_nodes_.size)
+        self.labels_ = np.searchsorted(self.cluster_nodes_, nodes)
+        return self
+
+    def apply(self, X):
+        """Node each sample ends in: its leaf of the pruned tree.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        X_leaves : ndarray of shape (n_samples,)
+            Heap index of the node each sample ends in.
+        """
+        return _PrunedTreeMixin.apply(self, X)
+
+    def predict(self, X):
+        """Cluster of each sample (``0 .. n_clusters_ - 1``).
+
+        A sample that ends in a node where no training sample ends (its
+        next node was reached by no training sample) continues into that
+        node's only active child until it reaches a cluster node.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        nodes = self.apply(X)
+        active = self.tree_.active
+        clusters = set(self.cluster_nodes_.tolist())
+        for i in np.flatnonzero(~np.isin(nodes, self.cluster_nodes_)):
+            node = nodes[i]
+            while node not in clusters:
+                node = 2 * node + 1 if active[2 * node + 1] else 2 * node + 2
+            nodes[i] = node
+        return np.searchsorted(self.cluster_nodes_, nodes)
+
+    def _export_note(self):
+        return (
+            "LatentTreeClusterer: clusters are the leaves of the pruned tree; values shown "
+            "are the mean reconstructions of the target features. Pruned nodes (a_t = 0) "
+            "are not shown."
+        )
+

@@ -1,0 +1,156 @@
+"""Torch side of the tree-isotonic (PAV) program (imported only while training).
+
+Two implementations of the same map ``q -> (a, z)`` of problem (3)/(4) of
+Zantedeschi et al. (2021):
+
+* :class:`TreeIsotonicFunction`, a :class:`torch.autograd.Function` over the
+  compiled kernel (``cython_src/_pav.pyx`` through :mod:`._pav`): forward by
+  Algorithm 1, backward by the closed-form Jacobian of Section 3.2. It is the
+  CPU default.
+* :func:`tree_isotonic_torch`, the same generalised PAV written with torch
+  operations (any device, differentiated by autograd). It is kept for GPU
+  tensors and as a second opinion in the tests; it is much slower on a CPU.
+
+Both take ``lam`` as the total penalty of problem (4); the layer passes the
+per-sample pruning strength times the number of rows.
+
+:func:`node_rewards` computes ``q`` from the split scores (Lemma 1).
+"""
+
+import torch
+
+from ._pav import tree_isotonic_backward, tree_isotonic_forward
+
+__all__ = ["TreeIsotonicFunction", "node_rewards", "tree_isotonic", "tree_isotonic_torch"]
+
+
+def node_rewards(s, depth):
+    """Node rewards ``q`` (n, 2**(depth+1)-1) from split scores ``s`` (n, 2**depth-1).
+
+    ``q_t = min`` over the ancestors of ``t`` of ``+s`` (``t`` in the right
+    subtree) or ``-s`` (left subtree); ``q_root = 1`` (Lemma 1). Heap order;
+    the gradient flows through the minimizing ancestor (Danskin).
+    """
+    n = s.shape[0]
+    levels = [torch.ones(n, 1, dtype=s.dtype, device=s.device)]
+    path = None  # min over the ancestors, per node of the current level
+    for d in range(depth):
+        sd = s[:, 2**d - 1 : 2 ** (d + 1) - 1]
+        child = torch.stack((-sd, sd), dim=2).reshape(n, 2 ** (d + 1))
+        if path is not None:
+            child = torch.minimum(path.repeat_interleave(2, dim=1), child)
+        path = child
+        levels.append(child)
+    return torch.cat(levels, dim=1)
+
+
+class TreeIsotonicFunction(torch.autograd.Function):
+    """``(a, z) = T_lam(q)`` through the compiled kernel (CPU tensors)."""
+
+    @staticmethod
+    def forward(ctx, q, lam):
+        q_np = q.detach().cpu().numpy()
+        a, z, pav_ctx = tree_isotonic_forward(q_np, float(lam))
+        ctx.pav_ctx = pav_ctx
+        ctx.device = q.device
+        return (
+            torch.from_numpy(a).to(q.device),
+            torch.from_numpy(z).to(q.device),
+        )
+
+    @staticmethod
+    def backward(ctx, grad_a, grad_z):
+        ga = None if grad_a is None else grad_a.detach().cpu().numpy()
+        gz = None if grad_z is None else grad_z.detach().cpu().numpy()
+        grad_q = tree_isotonic_backward(ctx.pav_ctx, ga, gz)
+        return torch.from_numpy(grad_q).to(ctx.device), None
+
+
+def _pooled_value(vals, c):
+    """Proposition 2 on the entries ``vals`` (1-D) with ``c = lam * |G|``.
+
+    Differentiable in ``vals``: ``a(k*) = sum of the k* largest / (c + k*)``
+    clipped to [0, 1]; ``k* = 0`` (value 0) when ``c > 0`` and every entry is
+    negative.
+    """
+    srt = torch.sort(vals, descending=True).values
+    m = srt.shape[0]
+    k = torch.arange(1, m + 1, dtype=srt.dtype, device=srt.device)
+    ak = torch.cumsum(srt, 0) / (c + k)
+    nxt = torch.cat((srt[1:], srt.new_full((1,), -float("inf"))))
+    if c > 0 and float(srt[0].detach()) < 0.0:
+        return srt[0] * 0.0
+    kstar = int(torch.nonzero(ak.detach() > nxt.detach())[0, 0])
+    return torch.clamp(ak[kstar], 0.0, 1.0)
+
+
+def _pooled_columns(v, lam):
+    """Proposition 2 for every single-node group at once (columns of ``v``)."""
+    n = v.shape[0]
+    srt = torch.sort(v, dim=0, descending=True).values
+    k = torch.arange(1, n + 1, dtype=v.dtype, device=v.device)[:, None]
+    ak = torch.cumsum(srt, 0) / (lam + k)
+    nxt = torch.cat((srt[1:], torch.full_like(srt[:1], -float("inf"))))
+    first = torch.argmax((ak.detach() > nxt.detach()).to(torch.int8), dim=0)
+    a = torch.clamp(ak.gather(0, first[None, :])[0], 0.0, 1.0)
+    if lam > 0:  # k* = 0 when every entry is negative
+        a = torch.where(srt[0] < 0, srt[0] * 0.0, a)
+    return a
+
+
+def tree_isotonic_torch(q, lam):
+    """Pure-torch generalised PAV (Algorithm 1): ``(a, z)``, autograd-differentiable.
+
+    Parameters
+    ----------
+    q : tensor of shape (n, 2**(depth+1)-1), heap order, any device/float dtype
+    lam : float >= 0, total penalty of problem (4)
+
+    Each group solve sorts the group's entries (Proposition 2); the choice of
+    the merge (largest violating ``a_t``) is made on detached values, so
+    autograd differentiates the selected closed form, which is the Jacobian of
+    Section 3.2 (1 / (lam |G| + k*) on the support set, 0 outside (0, 1)).
+    """
+    n, T = q.shape
+    v = q + 0.5
+    single = _pooled_columns(v, lam)
+    val = {t: single[t] for t in range(T)}  # group id (top node) -> a_G (tensor)
+    aval = dict(enumerate(single.detach().cpu().tolist()))  # the same, as floats
+    members = {t: [t] for t in range(T)}
+    grp = list(range(T))
+    while True:
+        best, besta = -1, -1.0
+        for t in range(1, T):
+            if grp[t] != t:
+                continue
+            at = aval[t]
+            if at > aval[grp[(t - 1) // 2]] and at > besta:
+                best, besta = t, at
+        if best < 0:
+            break
+        pg = grp[(best - 1) // 2]
+        members[pg] += members.pop(best)
+        for s in members[pg]:
+            grp[s] = pg
+        del val[best], aval[best]
+        nodes = members[pg]
+        val[pg] = _pooled_value(v[:, nodes].reshape(-1), lam * len(nodes))
+        aval[pg] = float(val[pg].detach())
+    a = torch.stack([val[grp[t]] for t in range(T)])
+    z = torch.minimum(torch.clamp(v, min=0.0), a.unsqueeze(0))
+    return a, z
+
+
+def tree_isotonic(q, lam, backend="auto"):
+    """``(a, z)`` by the compiled kernel (``"kernel"``) or pure torch (``"torch"``).
+
+    ``"auto"`` uses the kernel for CPU tensors and pure torch elsewhere.
+    """
+    if backend == "auto":
+        backend = "kernel" if q.device.type == "cpu" else "torch"
+    if backend == "kernel":
+        if q.dtype not in (torch.float32, torch.float64):
+            q = q.float()
+        return TreeIsotonicFunction.apply(q, float(lam))
+    return tree_isotonic_torch(q, float(lam))
+
