@@ -271,10 +271,13 @@ class _BaseLatentTree(_PrunedTreeMixin, BaseGradientTree):
             self.dropout,
         )
 
-    def _module_to_splits(self, module):
-        # Called once by BaseGradientTree.fit with the trained module: the
-        # head is taken here too (numpy, float64).
+    def _freeze(self, module, X, Y, sample_weight, keep):
+        # The head (numpy, float64) first: the leaf parameters need its shape.
         self._head_params = module.head_weights()
+        super()._freeze(module, X, Y, sample_weight, keep)
+        self._finalize_latent(X, sample_weight)
+
+    def _module_to_splits(self, module):
         W = module.tree.split.weight.detach().cpu().double().numpy()
         b = module.tree.split.bias.detach().cpu().double().numpy()
         return W, b
@@ -284,29 +287,6 @@ class _BaseLatentTree(_PrunedTreeMixin, BaseGradientTree):
         # values of tree_ are set in _finalize_latent (mean predictions).
         n_out = self._head_params[-1][0].shape[0]
         return np.zeros((topology.n_leaves(self.max_depth), n_out))
-
-    def fit(self, X, y, sample_weight=None):
-        """Train the tree and its head by gradient descent (Algorithm 2).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data; standardized internally.
-        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
-            Target values (class labels for the classifier).
-        sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative weights multiplying each sample's loss. Samples of
-            zero weight are dropped. The pruning vector fixed after training
-            is solved on the rows of positive weight, unweighted.
-
-        Returns
-        -------
-        self : object
-            Fitted estimator.
-        """
-        super().fit(X, y, sample_weight)
-        self._finalize_latent(X, sample_weight)
-        return self
 
     def _finalize_latent(self, X, sample_weight):
         """Fix the pruning vector from the training data; set ``tree_`` fields."""
