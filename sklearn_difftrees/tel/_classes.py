@@ -1,0 +1,595 @@
+"""TEL estimators: ``TreeEnsembleLayerClassifier`` and ``TreeEnsembleLayerRegressor``.
+
+The fitted model is an additive ensemble of smooth-step soft trees held as
+plain numpy arrays (``weights_``, ``biases_``, ``leaf_values_``, in the raw
+input space) and evaluated by the compiled conditional forward pass: fitting
+needs torch, predicting and unpickling do not.
+"""
+
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import is_classifier
+from sklearn.utils.validation import check_is_fitted
+
+from .._compat import Interval, StrOptions
+from .._core.base import BaseGradientModel, TreeClassifierMixin, TreeRegressorMixin
+from .._core.validation import check_predict_data
+from ._kernels import MAX_DEPTH, smooth_step, tel_forward
+
+__all__ = ["TreeEnsembleLayerClassifier", "TreeEnsembleLayerRegressor"]
+
+
+def _node_statistics(Z, W, b, gamma, chunk=2048):
+    """Per-node training statistics of a fitted ensemble (standardized ``Z``).
+
+    Returns ``reach`` (n_trees, n_nodes): fraction of the rows reaching each
+    node with a nonzero probability; ``mass`` (n_trees, n_nodes): mean
+    ``P(x -> node)``; ``soft`` (n_trees, n_internal): among the rows reaching
+    an internal node, the fraction whose activation there is fractional
+    (0 < S < 1).
+    """
+    n_trees, n_int, _ = W.shape
+    depth = int(np.log2(n_int + 1))
+    n_nodes = 2 * n_int + 1
+    reach = np.zeros((n_trees, n_nodes))
+    mass = np.zeros((n_trees, n_nodes))
+    soft = np.zeros((n_trees, n_int))
+    for start in range(0, Z.shape[0], chunk):
+        z = Z[start : start + chunk].astype(np.float64)
+        s = smooth_step(np.einsum("np,tip->nti", z, W) + b, gamma)  # P(right)
+        prob = np.ones((z.shape[0], n_trees, n_nodes))
+        for node in range(n_int):
+            prob[:, :, 2 * node + 1] = prob[:, :, node] * (1 - s[:, :, node])
+            prob[:, :, 2 * node + 2] = prob[:, :, node] * s[:, :, node]
+        reached = prob > 0
+        reach += reached.sum(axis=0)
+        mass += prob.sum(axis=0)
+        frac = (s > 0) & (s < 1)
+        soft += (frac & reached[:, :, :n_int]).sum(axis=0)
+    soft = soft / np.maximum(reach[:, :n_int], 1)  # 0 where no row reaches the node
+    return reach / Z.shape[0], mass / Z.shape[0], soft
+
+
+class _BaseTEL(BaseGradientModel):
+    """Shared parameters, model and export of the TEL estimators.
+
+    ``fit`` is :class:`BaseGradientModel`'s (validation, standardization,
+    validation split, seeding, the shared training loop); this class supplies
+    the module (:class:`TreeEnsembleLayer`), the L2 penalty and ``_freeze``,
+    which folds the standardization into raw-space numpy arrays.
+    """
+
+    _parameter_constraints = {
+        **BaseGradientModel._parameter_constraints,
+        "n_trees": [Interval(Integral, 1, None, closed="left")],
+        "max_depth": [Interval(Integral, 1, MAX_DEPTH, closed="both")],
+        "gamma": [Interval(Real, 0, None, closed="neither")],
+        "backend": [StrOptions({"auto", "conditional", "dense"})],
+        "alpha_splits": [Interval(Real, 0, None, closed="left")],
+        "alpha_leaves": [Interval(Real, 0, None, closed="left")],
+    }
+
+    def __init__(
+        self,
+        *,
+        n_trees=20,
+        max_depth=4,
+        gamma=2.0,
+        backend="auto",
+        alpha_splits=0.0,
+        alpha_leaves=0.0,
+        max_iter=100,
+        batch_size=128,
+        learning_rate=1e-2,
+        optimizer="adam",
+        momentum=0.0,
+        lr_schedule="constant",
+        grad_clip=None,
+        early_stopping=True,
+        validation_fraction=0.1,
+        n_iter_no_change=10,
+        tol=1e-4,
+        random_state=None,
+        device="auto",
+        verbose=0,
+        warm_start=False,
+    ):
+        self.n_trees = n_trees
+        self.max_depth = max_depth
+        self.gamma = gamma
+        self.backend = backend
+        self.alpha_splits = alpha_splits
+        self.alpha_leaves = alpha_leaves
+        self.max_iter = max_iter
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.optimizer = optimizer
+        self.momentum = momentum
+        self.lr_schedule = lr_schedule
+        self.grad_clip = grad_clip
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.random_state = random_state
+        self.device = device
+        self.verbose = verbose
+        self.warm_start = warm_start
+
+    # ------------------------------------------------------------------ fit
+    def _penalty(self, module):
+        if not (self.alpha_splits or self.alpha_leaves):
+            return None
+        total = 0.0
+        if self.alpha_splits:
+            total = total + self.alpha_splits * (module.weight**2).sum()
+        if self.alpha_leaves:
+            total = total + self.alpha_leaves * (module.leaf**2).sum()
+        return total
+
+    def _build_module(self, n_features, n_outputs):
+        from .._core._trainer import resolve_device
+        from ._layer import TreeEnsembleLayer
+
+        if self.backend == "conditional" and resolve_device(self.device).type != "cpu":
+            raise ValueError(
+                "backend='conditional' runs on the CPU; use device='cpu' or "
+                "backend='auto' / 'dense'."
+            )
+        state = getattr(self, "_module_state", None)
+        if self.warm_start and state is not None and state["weight"].shape != (
+            self.n_trees, 2**self.max_depth - 1, n_features
+        ):
+            raise ValueError(
+                "warm_start=True requires the n_trees, max_depth and number of "
+                "features of the first fit."
+            )
+        return TreeEnsembleLayer(
+            n_features, n_outputs, n_trees=self.n_trees, depth=self.max_depth,
+            gamma=float(self.gamma), backend=self.backend,
+        )
+
+    def _freeze(self, module, X, Y, sample_weight, keep):
+        """Fold the standardization into float64 raw-space arrays."""
+        W = self._module_state["weight"].astype(np.float64)
+        b = self._module_state["bias"].astype(np.float64)
+        O = self._module_state["leaf"].astype(np.float64)
+        # A feature constant over the training rows was never trained (its
+        # standardized column is ~0): drop its weights.
+        constant = np.ptp(X[keep], axis=0) == 0
+        W = np.where(constant, 0.0, W)
+        self.weights_ = W / self._feature_scale
+        self.biases_ = b - self.weights_ @ self._feature_mean
+        self.leaf_values_, self.intercept_ = self._output_scaling(O)
+        Z = (X[keep] - self._feature_mean) / self._feature_scale
+        _, n_leaves, _ = tel_forward(Z, W, b, O, float(self.gamma))
+        self.n_reachable_leaves_ = float(n_leaves.mean()) / self.n_trees
+        self._node_reach, self._node_mass, self._node_soft = _node_statistics(
+            Z, W, b, float(self.gamma)
+        )
+
+    # -------------------------------------------------------------- predict
+    def _raw_output(self, X):
+        """Sum of the trees' outputs (+ intercept) for validated ``X``."""
+        out, _, _ = tel_forward(
+            np.asarray(X, dtype=np.float64), self.weights_, self.biases_,
+            self.leaf_values_, float(self.gamma),
+        )
+        return out + self.intercept_
+
+    def reachable_leaves(self, X):
+        """Number of reachable leaves of every sample, per tree.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        n_leaves : ndarray of shape (n_samples,)
+            Mean over the trees of the number of leaves each sample reaches
+            with a nonzero probability (1 means every tree routes it hard).
+        """
+        check_is_fitted(self)
+        X = check_predict_data(self, X)
+        _, n_leaves, _ = tel_forward(
+            np.asarray(X, dtype=np.float64), self.weights_, self.biases_,
+            self.leaf_values_, float(self.gamma),
+        )
+        return n_leaves / self.n_trees
+
+    # --------------------------------------------------------------- export
+    def _export_text(self, *, feature_names=None, class_names=None, max_depth=10,
+                     decimals=2, top_k=3):
+        check_is_fitted(self)
+        p = self.n_features_in_
+        if feature_names is not None:
+            names = [str(f) for f in feature_names]
+            if len(names) != p:
+                raise ValueError(f"feature_names must contain {p} elements, got {len(names)}.")
+        elif hasattr(self, "feature_names_in_"):
+            names = [str(f) for f in self.feature_names_in_]
+        else:
+            names = [f"feature_{j}" for j in range(p)]
+        clf = is_classifier(self)
+        if clf:
+            cnames = self.classes_ if class_names is None else list(class_names)
+            if len(cnames) != self.n_classes_:
+                raise ValueError(
+                    f"class_names must contain {self.n_classes_} elements, got {len(cnames)}."
+                )
+        n_int = self.weights_.shape[1]
+        g = float(self.gamma)
+        fmt = f"{{:.{decimals + 1}g}}"
+        lines = [
+            f"# {type(self).__name__}: {self.n_trees} soft trees of depth {self.max_depth}, "
+            f"gamma={g:g}; mean reachable leaves per sample and tree on the training "
+            f"data: {self.n_reachable_leaves_:.{decimals}f}.",
+            "# A node sends x right with probability S(lhs - threshold), S the smooth-step: "
+            "hard left (<=) / right (>) outside the soft band, fractional inside it.",
+            "# 'soft' is the share of the training samples reaching the node whose "
+            "routing there is fractional; 'reach' the share of all training samples "
+            "with a nonzero probability of reaching the node.",
+            "# Leaves show the vector the tree adds to the output, weighted by "
+            + ("P(x -> leaf) (class logits before the softmax of the sum)."
+               if clf else "P(x -> leaf) (summed over trees, plus the intercept)."),
+        ]
+        if not clf:
+            lines.append(
+                "# intercept: [" + ", ".join(fmt.format(v) for v in self.intercept_) + "]"
+            )
+
+        def split(t, node):
+            w = self.weights_[t, node]
+            order = np.argsort(-np.abs(w) * self._feature_scale, kind="stable")
+            nonzero = [j for j in order if w[j] != 0.0]
+            terms = []
+            for k, j in enumerate(nonzero[:top_k]):
+                coef = f"{fmt.format(abs(w[j]))}*{names[j]}"
+                sign = ("-" if w[j] < 0 else "") if k == 0 else (" - " if w[j] < 0 else " + ")
+                terms.append(sign + coef)
+            lhs = "".join(terms) if terms else "0"
+            if len(nonzero) > top_k:
+                lhs += f" (+{len(nonzero) - top_k} more)"
+            thr = -self.biases_[t, node] + 0.0
+            return lhs, thr
+
+        def leaf(t, row):
+            v = self.leaf_values_[t, row]
+            if clf:
+                k = int(np.argmax(v))
+                return f"leaf: favours {cnames[k]} (logit {fmt.format(v[k])})"
+            return "leaf: value [" + ", ".join(fmt.format(x) for x in v) + "]"
+
+        def recurse(t, node, depth):
+            indent = "|   " * depth + "|--- "
+            if node >= n_int:
+                lines.append(f"{indent}{leaf(t, node - n_int)}  "
+                             f"(reach {100 * self._node_reach[t, node]:.0f}%)")
+                return
+            if depth >= max_depth:
+                lines.append(f"{indent}truncated branch of depth {self.max_depth - depth}")
+                return
+            lhs, thr = split(t, node)
+            info = (f"[soft band {fmt.format(thr - g / 2)} .. {fmt.format(thr + g / 2)}, "
+                    f"soft {100 * self._node_soft[t, node]:.0f}%, "
+                    f"reach {100 * self._node_reach[t, node]:.0f}%]")
+            for child, op in ((2 * node + 1, "<="), (2 * node + 2, "> ")):
+                cond = f"{indent}{lhs} {op} {fmt.format(thr)}"
+                if child == 2 * node + 1:
+                    cond += f"  {info}"
+                if self._node_reach[t, child] > 0:
+                    lines.append(cond)
+                    recurse(t, child, depth + 1)
+                else:
+                    lines.append(f"{cond}  [no training samples]")
+
+        for t in range(self.n_trees):
+            lines.append(f"tree {t}")
+            recurse(t, 0, 0)
+        return "\n".join(lines) + "\n"
+
+
+_DOC_PARAMS = """
+    Parameters
+    ----------
+    n_trees : int, default={n_trees}
+        Number of trees, trained jointly (their outputs are summed).
+    max_depth : int, default={max_depth}
+        Depth of every tree (``2**max_depth`` leaves), 1 to 24.
+    gamma : float, default=2.0
+        Width of the fractional band of the smooth-step activation, on the
+        scale of the standardized inputs: a node routes a sample fractionally
+        only when its score is within ``gamma / 2`` of zero, and hard (exactly
+        like a classical oblique tree) otherwise. Smaller values give fewer
+        reachable leaves (faster, harder trees); larger ones smoother models.
+        The default was chosen on the shared benchmark sets (the paper tunes
+        ``gamma`` in ``[1e-4, 1]`` per dataset).
+    backend : {{"auto", "conditional", "dense"}}, default="auto"
+        How training evaluates the layer: ``"conditional"`` runs the compiled
+        conditional forward/backward passes (CPU; cost proportional to the
+        reachable nodes), ``"dense"`` evaluates every node with torch ops
+        (any device), ``"auto"`` picks conditional on the CPU and dense on a
+        GPU. Prediction always uses the compiled conditional pass, without
+        torch.
+    alpha_splits : float, default=0.0
+        L2 penalty on the split weights (standardized scale).
+    alpha_leaves : float, default=0.0
+        L2 penalty on the leaf vectors.
+    max_iter : int, default=100
+        Maximum number of epochs.
+    batch_size : int, default=128
+        Mini-batch size.
+    learning_rate : float, default=1e-2
+        Learning rate.
+    optimizer : {{"adam", "rmsprop", "sgd"}}, default="adam"
+        Optimizer (the paper uses Adam).
+    momentum : float, default=0.0
+        Momentum of RMSprop / SGD (ignored by Adam).
+    lr_schedule : {{"constant", "cosine"}}, default="constant"
+        Learning-rate schedule (``"cosine"``: warm restarts, four cycles).
+    grad_clip : float or None, default=None
+        Maximum global gradient norm (``None``: no clipping).
+    early_stopping : bool, default=True
+        Hold out ``validation_fraction`` of the training data (stratified for
+        classifiers), stop when the validation loss has not improved by
+        ``tol`` for ``n_iter_no_change`` epochs and restore the best weights.
+    validation_fraction : float, default=0.1
+        Fraction of the training data held out for early stopping.
+    n_iter_no_change : int, default=10
+        Patience of the stopping rule, in epochs.
+    tol : float, default=1e-4
+        Minimum improvement of the monitored loss.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the initialization (every tree drawn independently), the
+        validation split and the shuffling through private generators.
+    device : {{"auto", "cpu", "cuda"}}, default="auto"
+        Where to train. Prediction is always on the CPU, without torch.
+    verbose : int, default=0
+        ``>= 1`` prints one line per epoch.
+    warm_start : bool, default=False
+        Continue training the previous ensemble (same ``n_trees``,
+        ``max_depth``, classes / outputs and input scaling).
+"""
+
+_DOC_ATTRS = """
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit (only when X has string column
+        names).
+    weights_ : ndarray of shape (n_trees, 2**max_depth - 1, n_features_in_)
+        Split weights of every tree in the raw input space (heap order); a
+        node sends ``x`` right with probability ``S(weights_[t, i] @ x +
+        biases_[t, i])``.
+    biases_ : ndarray of shape (n_trees, 2**max_depth - 1)
+        Split biases in the raw input space.
+    leaf_values_ : ndarray of shape (n_trees, 2**max_depth, {leaf_dim})
+        Leaf vectors, leaves left to right{leaf_note}.
+    intercept_ : ndarray of shape ({leaf_dim},)
+        Constant added to the sum of the trees{intercept_note}.
+    n_reachable_leaves_ : float
+        Mean number of leaves a training sample reaches with a nonzero
+        probability, per tree (1 means hard routing everywhere).
+    n_iter_ : int
+        Number of epochs run.
+    loss_curve_ : list of float
+        Mean training loss (with penalties) of every epoch.
+    best_loss_ : float
+        Smallest training loss seen.
+    validation_scores_ : list of float or None
+        Validation score of every epoch ({score}), ``None`` without early
+        stopping.
+    best_validation_score_ : float or None
+        Validation score of the epoch whose weights were kept.
+    device_ : str
+        Device the model was trained on.
+"""
+
+_DOC_REFS = """
+    References
+    ----------
+    H. Hazimeh, N. Ponomareva, P. Mol, Z. Tan, R. Mazumder. "The Tree Ensemble
+    Layer: Differentiability meets Conditional Computation". ICML, 2020.
+"""
+
+
+class TreeEnsembleLayerClassifier(TreeClassifierMixin, _BaseTEL):
+    __doc__ = (
+        """Tree Ensemble Layer classifier: jointly trained smooth-step soft trees.
+
+    An additive ensemble of ``n_trees`` oblique soft trees (Hazimeh et al.,
+    2020) trained end to end with cross-entropy on the softmax of the summed
+    leaf vectors. Each node routes with the smooth-step activation, which is
+    exactly 0 or 1 outside a band of width ``gamma``: most samples follow one
+    hard path per tree, and training and prediction only visit the reachable
+    nodes (compiled conditional forward and backward passes).
+
+    Inputs are standardized internally (the paper's batch-norm before the
+    layer); the scaling is folded into the fitted splits. Prediction runs the
+    compiled conditional forward pass on numpy arrays, without torch.
+
+    Read more in the :doc:`User Guide </tel>`.
+"""
+        + _DOC_PARAMS.format(n_trees=20, max_depth=4)
+        + """    class_weight : dict, "balanced" or None, default=None
+        Weights associated with classes, multiplied into ``sample_weight``.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    n_classes_ : int
+        Number of classes.
+    n_outputs_ : int
+        Always 1."""
+        + _DOC_ATTRS.format(
+            leaf_dim="n_classes", leaf_note=" (class logits)",
+            intercept_note=" (zeros for the classifier)", score="accuracy",
+        )
+        + """
+    See Also
+    --------
+    TreeEnsembleLayerRegressor : The regression counterpart.
+    TreeEnsembleLayer : The torch module, for use inside a network.
+"""
+        + _DOC_REFS
+        + """
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from sklearn_difftrees import TreeEnsembleLayerClassifier
+    >>> X, y = make_classification(n_samples=200, random_state=0)
+    >>> clf = TreeEnsembleLayerClassifier(n_trees=5, max_iter=10, random_state=0)
+    >>> clf.fit(X, y).predict_proba(X[:3]).shape
+    (3, 2)
+"""
+    )
+
+    _parameter_constraints = {
+        **_BaseTEL._parameter_constraints,
+        "class_weight": [dict, StrOptions({"balanced"}), None],
+    }
+
+    def __init__(
+        self,
+        *,
+        n_trees=20,
+        max_depth=4,
+        gamma=2.0,
+        backend="auto",
+        alpha_splits=0.0,
+        alpha_leaves=0.0,
+        max_iter=100,
+        batch_size=128,
+        learning_rate=1e-2,
+        optimizer="adam",
+        momentum=0.0,
+        lr_schedule="constant",
+        grad_clip=None,
+        early_stopping=True,
+        validation_fraction=0.1,
+        n_iter_no_change=10,
+        tol=1e-4,
+        random_state=None,
+        device="auto",
+        verbose=0,
+        warm_start=False,
+        class_weight=None,
+    ):
+        super().__init__(
+            n_trees=n_trees, max_depth=max_depth, gamma=gamma, backend=backend,
+            alpha_splits=alpha_splits, alpha_leaves=alpha_leaves, max_iter=max_iter,
+            batch_size=batch_size, learning_rate=learning_rate, optimizer=optimizer,
+            momentum=momentum, lr_schedule=lr_schedule, grad_clip=grad_clip,
+            early_stopping=early_stopping, validation_fraction=validation_fraction,
+            n_iter_no_change=n_iter_no_change, tol=tol, random_state=random_state,
+            device=device, verbose=verbose, warm_start=warm_start,
+        )
+        self.class_weight = class_weight
+
+    def _output_scaling(self, leaf):
+        return leaf, np.zeros(leaf.shape[2])
+
+    def decision_function(self, X):
+        """Summed logits of the trees, shape (n_samples, n_classes).
+
+        For two classes, the difference of the two logits (positive means
+        ``classes_[1]``), shape (n_samples,).
+        """
+        check_is_fitted(self)
+        logits = self._raw_output(check_predict_data(self, X))
+        return logits[:, 1] - logits[:, 0] if self.n_classes_ == 2 else logits
+
+    def predict_proba(self, X):
+        """Class probabilities: softmax of the summed leaf vectors.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Columns follow ``classes_``.
+        """
+        check_is_fitted(self)
+        z = self._raw_output(check_predict_data(self, X))
+        z -= z.max(axis=1, keepdims=True)
+        p = np.exp(z)
+        return p / p.sum(axis=1, keepdims=True)
+
+    def predict(self, X):
+        """Most probable class of every sample.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        logits = self._raw_output(check_predict_data(self, X))
+        return self.classes_.take(np.argmax(logits, axis=1))
+
+
+class TreeEnsembleLayerRegressor(TreeRegressorMixin, _BaseTEL):
+    __doc__ = (
+        """Tree Ensemble Layer regressor: jointly trained smooth-step soft trees.
+
+    Same model and training as :class:`TreeEnsembleLayerClassifier` with a
+    squared loss on standardized targets (multi-output supported). The
+    prediction is the sum of the trees' expected leaf values plus
+    ``intercept_``.
+
+    Read more in the :doc:`User Guide </tel>`.
+"""
+        + _DOC_PARAMS.format(n_trees=20, max_depth=4)
+        + """
+    Attributes
+    ----------
+    n_outputs_ : int
+        Number of targets."""
+        + _DOC_ATTRS.format(
+            leaf_dim="n_outputs", leaf_note=" (in target units)",
+            intercept_note=" (the training target mean)", score="R^2",
+        )
+        + """
+    See Also
+    --------
+    TreeEnsembleLayerClassifier : The classification counterpart.
+    TreeEnsembleLayer : The torch module, for use inside a network.
+"""
+        + _DOC_REFS
+        + """
+    Examples
+    --------
+    >>> from sklearn.datasets import make_regression
+    >>> from sklearn_difftrees import TreeEnsembleLayerRegressor
+    >>> X, y = make_regression(n_samples=200, n_features=5, random_state=0)
+    >>> reg = TreeEnsembleLayerRegressor(n_trees=5, max_iter=10, random_state=0)
+    >>> reg.fit(X, y).predict(X[:2]).shape
+    (2,)
+"""
+    )
+
+    def _output_scaling(self, leaf):
+        return leaf * self._target_scale, np.asarray(self._target_mean, dtype=np.float64)
+
+    def predict(self, X):
+        """Predicted target: sum of the trees' expected leaf values.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+        """
+        check_is_fitted(self)
+        pred = self._raw_output(check_predict_data(self, X))
+        return pred[:, 0] if self.n_outputs_ == 1 else pred

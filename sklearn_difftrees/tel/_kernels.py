@@ -1,0 +1,116 @@
+"""Torch-free wrappers of the compiled TEL kernels (``_kernels/_tel``).
+
+The kernels are dumb; these functions own safety: they cast every array to
+one dtype (float32 or float64, the dtype of ``X``), make them C-contiguous
+private copies when needed, allocate the outputs and grow the record buffers
+of the conditional forward pass until every row fits.
+"""
+
+import numpy as np
+
+from .._kernels._tel import MAX_DEPTH, _tel_backward, _tel_forward
+
+__all__ = ["MAX_DEPTH", "TELRecord", "smooth_step", "tel_forward", "tel_backward"]
+
+
+def smooth_step(t, gamma):
+    """Eq. (4) of the paper, vectorized in numpy: the probability of going right.
+
+    ``0`` for ``t <= -gamma/2``, ``1`` for ``t >= gamma/2`` and the cubic
+    ``-2 t^3 / gamma^3 + 3 t / (2 gamma) + 1/2`` in between.
+    """
+    t = np.asarray(t, dtype=np.float64)
+    h = 0.5 * gamma
+    inner = -2.0 / gamma**3 * t**3 + 1.5 / gamma * t + 0.5
+    return np.where(t <= -h, 0.0, np.where(t >= h, 1.0, inner))
+
+
+class TELRecord:
+    """What the forward pass keeps for the backward pass (per row).
+
+    ``node[i, :length[i]]`` holds ``tree * n_nodes + heap_node`` of the
+    fractional nodes and reachable leaves of row ``i`` in pre-order, and
+    ``value[i, :length[i]]`` their score (fractional nodes) or probability
+    (leaves).
+    """
+
+    __slots__ = ("node", "value", "length")
+
+    def __init__(self, node, value, length):
+        self.node, self.value, self.length = node, value, length
+
+
+def _as(a, dtype):
+    return np.ascontiguousarray(a, dtype=dtype)
+
+
+def tel_forward(X, W, b, O, gamma, *, record=False, capacity=16, n_threads=1):
+    """Conditional forward pass of a tree ensemble.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features), float32 or float64
+    W : ndarray of shape (n_trees, 2**depth - 1, n_features)
+    b : ndarray of shape (n_trees, 2**depth - 1)
+    O : ndarray of shape (n_trees, 2**depth, n_outputs)
+    gamma : float > 0
+    record : bool
+        Keep the fractional trees for :func:`tel_backward`.
+    capacity : int
+        Initial record length per row (grown automatically).
+    n_threads : int
+        OpenMP threads over the rows.
+
+    Returns
+    -------
+    out : ndarray of shape (n_samples, n_outputs)
+    n_leaves : ndarray of shape (n_samples,)
+        Reachable leaves of each row, summed over the trees.
+    rec : TELRecord or None
+    """
+    dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.float64
+    X, W, b, O = _as(X, dtype), _as(W, dtype), _as(b, dtype), _as(O, dtype)
+    if W.shape[0] * (2 * W.shape[1] + 1) >= 2**31:
+        raise ValueError("n_trees * (2**(depth + 1) - 1) must be below 2**31.")
+    n = X.shape[0]
+    out = np.empty((n, O.shape[2]), dtype=dtype)
+    n_leaves = np.empty(n, dtype=np.int64)
+    length = np.zeros(n, dtype=np.int64)
+    cap = max(1, int(capacity)) if record else 1
+    while True:
+        node = np.empty((n if record else 1, cap), dtype=np.int32)
+        value = np.empty((n if record else 1, cap), dtype=np.float64)
+        _tel_forward(X, W, b, O, float(gamma), out, n_leaves, node, value, length,
+                     bool(record), int(n_threads))
+        if not record:
+            return out, n_leaves, None
+        needed = int(length.max()) if n else 0
+        if needed <= cap:
+            return out, n_leaves, TELRecord(node, value, length)
+        cap = needed  # exact size of the longest record: the rerun fits
+
+
+def tel_backward(X, W, O, gamma, grad_out, rec, *, need_X=True, n_threads=1):
+    """Conditional backward pass from a :class:`TELRecord`.
+
+    Returns ``(grad_X or None, grad_W, grad_b, grad_O)`` in the dtype of ``X``
+    (the parameter gradients are accumulated in float64 per thread, then
+    summed).
+    """
+    dtype = X.dtype
+    X, W, O = _as(X, dtype), _as(W, dtype), _as(O, dtype)
+    grad_out = _as(grad_out, dtype)
+    n_threads = max(1, int(n_threads))
+    n_trees, n_int, p = W.shape
+    grad_X = np.empty(X.shape if need_X else (1, p), dtype=dtype)
+    grad_W = np.zeros((n_threads, n_trees, n_int, p))
+    grad_b = np.zeros((n_threads, n_trees, n_int))
+    grad_O = np.zeros((n_threads,) + O.shape)
+    _tel_backward(X, W, O, float(gamma), grad_out, rec.node, rec.value, rec.length,
+                  grad_X, grad_W, grad_b, grad_O, bool(need_X), n_threads)
+    return (
+        grad_X if need_X else None,
+        grad_W.sum(axis=0).astype(dtype, copy=False),
+        grad_b.sum(axis=0).astype(dtype, copy=False),
+        grad_O.sum(axis=0).astype(dtype, copy=False),
+    )
