@@ -1,11 +1,13 @@
 """Build the private Cython kernels; all metadata lives in pyproject.toml."""
 
 import os
+import tempfile
 from pathlib import Path
 
 import numpy as np
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 # One extension per kernel file: cython_src/<name>.pyx -> sklearn_difftrees._kernels.<name>.
 KERNELS = sorted(p.stem for p in Path(__file__).parent.joinpath("cython_src").glob("*.pyx"))
@@ -21,15 +23,59 @@ directives = {
     "cdivision": True,
 }
 
+# Kernels whose loops run in parallel with OpenMP (``prange``); the others are
+# built without it.
+OPENMP_KERNELS = {"_tel"}
+if os.name == "nt":  # MSVC
+    OPENMP_COMPILE, OPENMP_LINK = ["/openmp"], []
+else:  # gcc / clang
+    OPENMP_COMPILE, OPENMP_LINK = ["-fopenmp"], ["-fopenmp"]
+
 extensions = [
     Extension(
         f"sklearn_difftrees._kernels.{name}",
         [f"cython_src/{name}.pyx"],
         include_dirs=[np.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")],
-        extra_compile_args=["-O3"],
+        extra_compile_args=["-O3"] + (OPENMP_COMPILE if name in OPENMP_KERNELS else []),
+        extra_link_args=OPENMP_LINK if name in OPENMP_KERNELS else [],
     )
     for name in KERNELS
 ]
 
-setup(ext_modules=cythonize(extensions, compiler_directives=directives))
+
+
+class BuildExt(build_ext):
+    """Build without OpenMP when the compiler cannot (e.g. Apple clang without
+    libomp, or ``SKLEARN_DIFFTREES_NO_OPENMP=1``): the ``prange`` loops then
+    run on one thread, with the same results."""
+
+    def build_extensions(self):
+        if not self._openmp_works():
+            print("sklearn_difftrees: OpenMP unavailable, kernels built single-threaded")
+            for ext in self.extensions:
+                ext.extra_compile_args = [a for a in ext.extra_compile_args if a not in OPENMP_COMPILE]
+                ext.extra_link_args = [a for a in ext.extra_link_args if a not in OPENMP_LINK]
+        super().build_extensions()
+
+    def _openmp_works(self):
+        if os.environ.get("SKLEARN_DIFFTREES_NO_OPENMP"):
+            return False
+        with tempfile.TemporaryDirectory() as tmp:
+            src = os.path.join(tmp, "probe.c")
+            with open(src, "w") as f:
+                f.write("#include <omp.h>\nint main(void) { return omp_get_max_threads() < 1; }\n")
+            try:
+                objects = self.compiler.compile([src], output_dir=tmp, extra_postargs=OPENMP_COMPILE)
+                self.compiler.link_executable(
+                    objects, os.path.join(tmp, "probe"), extra_postargs=OPENMP_LINK
+                )
+            except Exception:  # CompileError / LinkError, whatever the compiler raises
+                return False
+        return True
+
+
+setup(
+    ext_modules=cythonize(extensions, compiler_directives=directives),
+    cmdclass={"build_ext": BuildExt},
+)
