@@ -75,3 +75,120 @@ def _path_oblique(
                 else:
                     node = 2 * node + 1
                 out[i, level + 1] = node
+
+
+# ---------------------------------------------------------------------------
+# Convex-polytope splits (ConvexPolytopeTree).
+#
+# A node holds ``ptr[node + 1] - ptr[node]`` facets, stored contiguously in
+# ``C`` (facet weight vectors), ``c`` (facet intercepts) and ``r`` (facet
+# weights, >= 0). Its score is the noisy-OR log-odds
+#     s(x) = sum_k r_k * softplus(C_k . x + c_k)
+# and, with the package's one routing rule, a sample goes right iff
+# ``s(x) - thr[node] > 0`` (left iff ``s(x) <= thr[node]``: a convex region).
+# ``is_split[node]`` is 0 for nodes where routing stops (the leaves of the
+# grown, not necessarily complete, tree); the walk stops there, so the output
+# is the heap index of the leaf that a sample reaches, at whatever depth.
+
+from libc.math cimport exp, log1p
+
+
+cdef inline double _softplus(double z) noexcept nogil:
+    # log(1 + e^z) without overflow: max(z, 0) + log1p(e^{-|z|}).
+    if z > 0.0:
+        return z + log1p(exp(-z))
+    return log1p(exp(z))
+
+
+cdef inline double _polytope_score(
+    const floating[:, ::1] X,
+    const double[:, ::1] C,
+    const double[::1] c,
+    const double[::1] r,
+    const int64_t[::1] ptr,
+    Py_ssize_t row,
+    Py_ssize_t node,
+) noexcept nogil:
+    cdef Py_ssize_t f, j, p = X.shape[1], p4 = p - p % 4
+    cdef double s = 0.0, s0, s1, s2, s3
+    for f in range(ptr[node], ptr[node + 1]):
+        s0 = 0.0
+        s1 = 0.0
+        s2 = 0.0
+        s3 = 0.0
+        for j in range(0, p4, 4):
+            s0 += C[f, j] * X[row, j]
+            s1 += C[f, j + 1] * X[row, j + 1]
+            s2 += C[f, j + 2] * X[row, j + 2]
+            s3 += C[f, j + 3] * X[row, j + 3]
+        for j in range(p4, p):
+            s0 += C[f, j] * X[row, j]
+        s += r[f] * _softplus(c[f] + ((s0 + s1) + (s2 + s3)))
+    return s
+
+
+def _polytope_scores(
+    const floating[:, ::1] X,
+    const double[:, ::1] C,
+    const double[::1] c,
+    const double[::1] r,
+    const int64_t[::1] ptr,
+    const int64_t[::1] nodes,
+    double[::1] out,
+):
+    """Write into ``out[i]`` the polytope score of row ``i`` at node ``nodes[i]``."""
+    cdef Py_ssize_t i
+    with nogil:
+        for i in range(X.shape[0]):
+            out[i] = _polytope_score(X, C, c, r, ptr, i, nodes[i])
+
+
+def _apply_polytope(
+    const floating[:, ::1] X,
+    const double[:, ::1] C,
+    const double[::1] c,
+    const double[::1] r,
+    const int64_t[::1] ptr,
+    const double[::1] thr,
+    const unsigned char[::1] is_split,
+    int64_t[::1] out,
+):
+    """Write into ``out[i]`` the heap index of the leaf that row ``i`` reaches."""
+    cdef Py_ssize_t i, node, n_int = is_split.shape[0]
+    with nogil:
+        for i in range(X.shape[0]):
+            node = 0
+            while node < n_int and is_split[node]:
+                if _polytope_score(X, C, c, r, ptr, i, node) - thr[node] > 0.0:
+                    node = 2 * node + 2
+                else:
+                    node = 2 * node + 1
+            out[i] = node
+
+
+def _path_polytope(
+    const floating[:, ::1] X,
+    const double[:, ::1] C,
+    const double[::1] c,
+    const double[::1] r,
+    const int64_t[::1] ptr,
+    const double[::1] thr,
+    const unsigned char[::1] is_split,
+    int64_t[:, ::1] out,
+):
+    """Write into ``out[i, :]`` the heap indices row ``i`` visits, padded with -1."""
+    cdef Py_ssize_t i, k, node, n_int = is_split.shape[0]
+    with nogil:
+        for i in range(X.shape[0]):
+            node = 0
+            k = 0
+            out[i, 0] = 0
+            while node < n_int and is_split[node]:
+                if _polytope_score(X, C, c, r, ptr, i, node) - thr[node] > 0.0:
+                    node = 2 * node + 2
+                else:
+                    node = 2 * node + 1
+                k = k + 1
+                out[i, k] = node
+            for k in range(k + 1, out.shape[1]):
+                out[i, k] = -1

@@ -22,15 +22,30 @@ from .dgt import (
 )
 
 # -- latent_tree exports --
+from .latent_tree import LatentTreeClassifier, LatentTreeClusterer, LatentTreeRegressor
 # -- non_greedy exports --
+from .non_greedy import (
+    NonGreedyObliqueTree,
+    NonGreedyObliqueTreeClassifier,
+    NonGreedyObliqueTreeRegressor,
+)
 # -- tel exports --
+from .tel import TreeEnsembleLayerClassifier, TreeEnsembleLayerRegressor
 # -- polytope exports --
+from .polytope import (
+    ConvexPolytopeTree,
+    ConvexPolytopeTreeClassifier,
+    ConvexPolytopeTreeRegressor,
+    plot_polytope_regions,
+)
 
 __version__ = "0.1.0.dev0"
 
 #: Public torch modules: name -> submodule that defines it (imported lazily).
 _LAZY_TORCH_EXPORTS = {
     # -- lazy torch exports --
+    "LatentTreeLayer": ".latent_tree._module",
+    "TreeEnsembleLayer": ".tel._layer",
 }
 
 __all__ = [
@@ -45,9 +60,21 @@ __all__ = [
     "export_text",
     "plot_tree",
     # -- latent_tree __all__ --
+    "LatentTreeClassifier",
+    "LatentTreeClusterer",
+    "LatentTreeRegressor",
     # -- non_greedy __all__ --
+    "NonGreedyObliqueTree",
+    "NonGreedyObliqueTreeClassifier",
+    "NonGreedyObliqueTreeRegressor",
     # -- tel __all__ --
+    "TreeEnsembleLayerClassifier",
+    "TreeEnsembleLayerRegressor",
     # -- polytope __all__ --
+    "ConvexPolytopeTree",
+    "ConvexPolytopeTreeClassifier",
+    "ConvexPolytopeTreeRegressor",
+    "plot_polytope_regions",
 ] + sorted(_LAZY_TORCH_EXPORTS)
 
 

@@ -8,6 +8,10 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import sklearn_difftrees
 # -- method imports (one line per family) --
+from sklearn_difftrees import LatentTreeClassifier, LatentTreeClusterer, LatentTreeRegressor
+from sklearn_difftrees import ConvexPolytopeTreeClassifier, ConvexPolytopeTreeRegressor
+from sklearn_difftrees import NonGreedyObliqueTreeClassifier, NonGreedyObliqueTreeRegressor
+from sklearn_difftrees import TreeEnsembleLayerClassifier, TreeEnsembleLayerRegressor
 from sklearn_difftrees import (
     DGTBanditClassifier,
     DGTBanditRegressor,
@@ -40,9 +44,26 @@ FAST_PARAMS = {
         max_depth=2, n_passes=10, feedback="two_point", learning_rate=3e-2, random_state=0
     ),
     # -- latent_tree fast params --
+    LatentTreeClassifier: dict(max_depth=2, max_iter=10, random_state=0),
+    LatentTreeRegressor: dict(max_depth=2, max_iter=30, random_state=0),
+    LatentTreeClusterer: dict(max_depth=2, max_iter=20, random_state=0),
     # -- non_greedy fast params --
+    NonGreedyObliqueTreeClassifier: dict(max_depth=2, max_iter=5, random_state=0),
+    NonGreedyObliqueTreeRegressor: dict(max_depth=2, max_iter=5, random_state=0),
     # -- tel fast params --
+    TreeEnsembleLayerClassifier: dict(n_trees=3, max_depth=2, max_iter=10, random_state=0),
+    # check_regressors_train needs R^2 > 0.5: a larger step reaches it in 30 epochs.
+    TreeEnsembleLayerRegressor: dict(
+        n_trees=3, max_depth=2, max_iter=30, learning_rate=5e-2, random_state=0
+    ),
     # -- polytope fast params --
+    ConvexPolytopeTreeClassifier: dict(
+        max_depth=2, max_facets=3, growth_max_iter=5, max_iter=5, random_state=0
+    ),
+    # check_regressors_train needs R^2 > 0.5: a deeper tree, a few more epochs.
+    ConvexPolytopeTreeRegressor: dict(
+        max_depth=3, max_facets=3, growth_max_iter=10, max_iter=10, random_state=0
+    ),
 }
 
 

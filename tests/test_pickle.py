@@ -11,6 +11,9 @@ from sklearn.base import is_classifier
 from sklearn.datasets import make_classification, make_regression
 
 # -- method imports (one line per family) --
+from sklearn_difftrees import LatentTreeClassifier, LatentTreeClusterer, LatentTreeRegressor
+from sklearn_difftrees import ConvexPolytopeTreeClassifier, ConvexPolytopeTreeRegressor
+from sklearn_difftrees import NonGreedyObliqueTreeClassifier, NonGreedyObliqueTreeRegressor
 from sklearn_difftrees import (
     DGTBanditClassifier,
     DGTBanditRegressor,
@@ -64,9 +67,16 @@ PARAMS = {
     DGTBanditClassifier: dict(max_depth=3, n_passes=2, random_state=0),
     DGTBanditRegressor: dict(max_depth=3, n_passes=2, feedback="two_point", random_state=0),
     # -- latent_tree pickle params --
+    LatentTreeClassifier: dict(max_depth=3, max_iter=5, random_state=0),
+    LatentTreeRegressor: dict(max_depth=3, max_iter=5, random_state=0),
+    LatentTreeClusterer: dict(max_depth=3, max_iter=5, random_state=0),
     # -- non_greedy pickle params --
+    NonGreedyObliqueTreeClassifier: dict(max_depth=3, max_iter=5, random_state=0),
+    NonGreedyObliqueTreeRegressor: dict(max_depth=3, max_iter=5, random_state=0),
     # -- tel pickle params --
     # -- polytope pickle params --
+    ConvexPolytopeTreeClassifier: dict(max_depth=2, max_facets=3, max_iter=3, random_state=0),
+    ConvexPolytopeTreeRegressor: dict(max_depth=2, max_facets=3, max_iter=3, random_state=0),
 }
 
 

@@ -17,6 +17,8 @@ from sklearn.base import is_classifier
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, validate_params
+from .polytope_export import polytope_export_text, polytope_plot_tree
+from .polytope_tree import PolytopeTree
 
 __all__ = ["export_text", "plot_tree"]
 
@@ -131,6 +133,10 @@ def export_text(
     # routing) say so in a first line, "# ...".
     note = getattr(decision_tree, "_export_note", None)
     lines = [f"# {note()}"] if note is not None else []
+    if isinstance(tree, PolytopeTree):  # convex-polytope splits
+        return "".join(line + "\n" for line in lines) + polytope_export_text(
+            decision_tree, names, class_names, max_depth, decimals, top_k
+        )
     n_int = tree.n_internal
 
     def recurse(node, depth):
@@ -220,6 +226,11 @@ def plot_tree(
         ) from exc
     tree = decision_tree.tree_
     names = _feature_names(decision_tree, feature_names)
+    if isinstance(tree, PolytopeTree):  # convex-polytope splits
+        ax = plt.gca() if ax is None else ax
+        return polytope_plot_tree(
+            decision_tree, names, class_names, max_depth, decimals, top_k, fontsize, ax
+        )
     limit = tree.max_depth if max_depth is None else min(max_depth, tree.max_depth)
     n_int = tree.n_internal
     ax = plt.gca() if ax is None else ax

@@ -1,0 +1,266 @@
+"""Torch side of ConvexPolytopeTree (imported only inside ``fit``).
+
+* :class:`PolytopeTreeModule` — the probabilistic tree of eq. (8): every split
+  node ``v`` sends a sample right with probability
+  ``q_v(x) = 1 - exp(-s_v(x))``, ``s_v(x) = sum_k r_k softplus(beta_k . x + b_k)``
+  (eq. 2), decisions are independent, and the probability of a leaf is the
+  product along its path. ``forward`` returns the leaf probabilities.
+* :func:`entropy_loss` / :func:`variance_loss` — the batch conditional
+  entropy of eqs. (11)–(14) and the weighted variance of eqs. (16)–(17),
+  written as per-sample terms whose batch mean is the criterion, so that the
+  shared training loop (``_core/_trainer.train``) can run them.
+* :func:`prior_penalty` — eq. (15), divided by the number of training samples.
+* :func:`train_stump` / :func:`refine` — the two uses of the learner
+  (Section 3.3.2): a new stump on a node's data, and joint refinement.
+"""
+
+import math
+import warnings
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from sklearn.exceptions import ConvergenceWarning
+from torch import nn
+
+from .._core._trainer import seeded, to_tensor, train
+from ._classes import PRIOR_EPS
+
+__all__ = [
+    "PolytopeTreeModule",
+    "entropy_loss",
+    "variance_loss",
+    "prior_penalty",
+    "train_stump",
+    "refine",
+]
+
+def _inv_softplus(r):
+    """``rho`` with ``softplus(rho) = r`` (the facet weights are ``softplus(rho)``)."""
+    r = np.maximum(np.asarray(r, dtype=np.float64), 1e-12)
+    return np.where(r > 30, r, np.log(np.expm1(r)))
+
+
+class PolytopeTreeModule(nn.Module):
+    """Probabilistic convex-polytope tree over a fixed set of split nodes.
+
+    Parameters
+    ----------
+    split_nodes : sequence of int
+        Heap indices of the split nodes (a valid tree: the parent of every
+        non-root split node splits too).
+    n_features, n_facets : int
+        Input dimension ``d`` and facets per node ``K``.
+    """
+
+    def __init__(self, split_nodes, n_features, n_facets):
+        super().__init__()
+        self.split_nodes = sorted(int(v) for v in split_nodes)
+        S, K, p = len(self.split_nodes), n_facets, n_features
+        self.beta = nn.Parameter(torch.randn(S, K, p) / math.sqrt(max(p, 1)))
+        self.bias = nn.Parameter(torch.zeros(S, K))
+        # r = softplus(rho): r_k = 1/K gives s = ln 2 (q = 1/2) at the facets.
+        self.rho = nn.Parameter(torch.full((S, K), float(_inv_softplus(1.0 / K))))
+        pos = {v: i for i, v in enumerate(self.split_nodes)}
+        splits = set(self.split_nodes)
+        leaves = sorted(
+            c for v in self.split_nodes for c in (2 * v + 1, 2 * v + 2) if c not in splits
+        )
+        self.leaves = leaves if self.split_nodes else [0]
+        self._pos = pos
+
+    def set_params(self, beta, bias, r):
+        with torch.no_grad():
+            self.beta.copy_(torch.as_tensor(beta, dtype=self.beta.dtype))
+            self.bias.copy_(torch.as_tensor(bias, dtype=self.bias.dtype))
+            self.rho.copy_(torch.as_tensor(_inv_softplus(r), dtype=self.rho.dtype))
+
+    def weights(self):
+        return F.softplus(self.rho)
+
+    def node_scores(self, X):
+        """``s_v(x)`` of every split node, shape (n, S)."""
+        z = torch.einsum("np,skp->nsk", X, self.beta) + self.bias
+        return (self.weights() * F.softplus(z)).sum(-1)
+
+    def forward(self, X):
+        """Leaf probabilities (eq. 8), shape (n, n_leaves), columns = ``self.leaves``."""
+        if not self.split_nodes:
+            return torch.ones(X.shape[0], 1, dtype=X.dtype, device=X.device)
+        s = self.node_scores(X)
+        prob = {0: torch.ones(X.shape[0], dtype=X.dtype, device=X.device)}
+        for v in self.split_nodes:  # heap order: parents first
+            sv = s[:, self._pos[v]]
+            prob[2 * v + 1] = prob[v] * torch.exp(-sv)
+            prob[2 * v + 2] = prob[v] * (-torch.expm1(-sv))
+        return torch.stack([prob[leaf] for leaf in self.leaves], dim=1)
+
+
+_TINY = 1e-12
+#: Quantile of the projected node data where a stump's facets start.
+INIT_QUANTILE = 0.75
+
+
+def entropy_loss(P, Yw):
+    """Per-sample terms of the batch conditional entropy ``H(Y | L)`` (eqs. 11–14).
+
+    ``Yw`` packs the class code (column 0) and the sample weight (column 1).
+    With ``counts[l, j] = sum_n w_n P[n, l] 1[y_n = j]`` and
+    ``pi[l, j] = counts[l, j] / sum_j counts[l, j]``, the estimate is
+    ``H = -(1/W) sum_{l,j} counts[l, j] log pi[l, j]``
+    ``  = mean_n (m w_n / W) sum_l P[n, l] (-log pi[l, y_n])``; the returned
+    vector holds those per-sample terms (their plain mean is ``H``).
+    """
+    y = Yw[:, 0].long()
+    w = Yw[:, 1]
+    n_classes = int(y.max()) + 1 if y.numel() else 1
+    onehot = F.one_hot(y, num_classes=n_classes).to(P.dtype)
+    counts = P.T @ (w[:, None] * onehot)  # (L, C)
+    log_pi = torch.log(counts + _TINY) - torch.log(counts.sum(1, keepdim=True) + _TINY)
+    per = -(P * log_pi[:, y].T).sum(1)  # (m,)
+    return per * w * (w.shape[0] / w.sum())
+
+
+def variance_loss(P, Yw):
+    """Per-sample terms of the weighted variance criterion (eqs. 16–17).
+
+    ``Yw`` packs the (standardized) targets (all columns but the last) and
+    the sample weight (last column). ``mu_l`` is the ``P``-weighted mean
+    target of leaf ``l``; the mean of the returned terms is
+    ``(1/W) sum_n w_n sum_l P[n, l] ||y_n - mu_l||^2 / n_outputs``.
+    """
+    Y, w = Yw[:, :-1], Yw[:, -1]
+    Pw = P * w[:, None]
+    mu = (Pw.T @ Y) / (Pw.sum(0)[:, None] + _TINY)  # (L, k)
+    sq = ((Y[:, None, :] - mu[None, :, :]) ** 2).mean(-1)  # (m, L)
+    per = (P * sq).sum(1)
+    return per * w * (w.shape[0] / w.sum())
+
+
+
+
+def prior_penalty(module, *, gamma0, c0, a_beta, b_beta, n_samples):
+    """Negative log prior of eq. (15) summed over the split nodes, divided by ``n_samples``.
+
+    ``r_k ~ Gamma(gamma0 / K, 1 / c0)`` gives
+    ``-(gamma0 / K - 1) ln(r_k + eps) + c0 r_k`` per facet; the Student-t
+    shrinkage on every facet coefficient (intercept included) gives
+    ``(a_beta + 1/2) ln(1 + beta^2 / (2 b_beta))``. Dividing by the number of
+    training samples makes ``H + penalty`` the per-sample negative log
+    posterior, whatever the batch size and ``n``.
+    """
+    K = module.rho.shape[1]
+    r = module.weights()
+    gamma_term = (-(gamma0 / K - 1.0) * torch.log(r + PRIOR_EPS) + c0 * r).sum()
+    coef = torch.cat([module.beta, module.bias[..., None]], dim=-1)
+    beta_term = (a_beta + 0.5) * torch.log1p(coef**2 / (2.0 * b_beta)).sum()
+    return (gamma_term + beta_term) / n_samples
+
+
+def _pack_targets(Y, w, classification):
+    if classification:
+        return np.column_stack([Y.astype(np.float64), w]).astype(np.float32)
+    return np.column_stack([Y, w]).astype(np.float32)
+
+
+def _train(module, Z, Y, w, val, *, classification, prior, settings, max_iter, early_stopping,
+           seed, name, quiet):
+    device = next(module.parameters()).device
+    loss_fn = entropy_loss if classification else variance_loss
+    n = Z.shape[0]
+
+    def pack(Zp, Yp, wp):
+        return (
+            to_tensor(Zp, device),
+            to_tensor(_pack_targets(Yp, wp, classification), device),
+            torch.ones(Zp.shape[0], device=device),
+        )
+
+    # The prior is switched on gradually over the first half of the epochs
+    # (linear warm-up): at initialization no facet is useful yet, and a
+    # consistent shrinkage gradient would otherwise remove them all before
+    # the data can select any (Adam normalizes the gradient scale away).
+    warmup = max(1, (max_iter * math.ceil(n / settings["batch_size"])) // 2)
+    step = [0]
+
+    def penalty(m):
+        step[0] += 1
+        return min(1.0, step[0] / warmup) * prior_penalty(m, n_samples=n, **prior)
+
+    with warnings.catch_warnings():
+        if quiet:
+            warnings.simplefilter("ignore", ConvergenceWarning)
+        return train(
+            module,
+            loss_fn,
+            pack(Z, Y, w),
+            validation_data=None if val is None else pack(*val),
+            penalty_fn=penalty,
+            max_iter=max_iter,
+            early_stopping=early_stopping,
+            seed=seed,
+            name=name,
+            **settings,
+        )
+
+
+def train_stump(Z, Y, w, *, n_facets, classification, prior, settings, max_iter, seed, device):
+    """Train one stump (split node 0 over leaves 1, 2) on a node's data.
+
+    Initialization follows the geometry of the split: the ``K`` facets start
+    as the faces of a polytope around the node's (weighted) centroid, facet
+    ``k`` with a random outward normal ``u_k``, placed at the
+    ``INIT_QUANTILE`` quantile of the data projected on ``u_k`` and scaled
+    so that its soft transition spans about a quarter of that projection's
+    spread. Facets that start through the middle of the data tend to be
+    switched off (``r_k -> 0``) by the entropy objective rather than moved.
+    Returns ``(beta (K, p), bias (K,), r (K,))`` as float64 arrays.
+    """
+    with seeded(seed):
+        module = PolytopeTreeModule([0], Z.shape[1], n_facets)
+        u = torch.randn(n_facets, Z.shape[1], dtype=torch.float64).numpy()
+    u /= np.maximum(np.linalg.norm(u, axis=1, keepdims=True), 1e-12)
+    Zd = Z.astype(np.float64)
+    center = (w @ Zd) / w.sum()
+    proj = (Zd - center) @ u.T  # (n, K)
+    offset = np.quantile(proj, INIT_QUANTILE, axis=0)
+    spread = np.maximum(proj.std(axis=0), 1e-6)
+    beta = u * (4.0 / spread)[:, None]
+    bias = -(beta @ center) - offset * 4.0 / spread
+    with torch.no_grad():
+        module.beta.copy_(torch.as_tensor(beta[None], dtype=torch.float32))
+        module.bias.copy_(torch.as_tensor(bias[None], dtype=torch.float32))
+    module.to(device)
+    _train(module, Z, Y, w, None, classification=classification, prior=prior,
+           settings=settings, max_iter=max_iter, early_stopping=False, seed=seed,
+           name="ConvexPolytopeTree stump", quiet=True)
+    module.cpu()
+    r = module.weights().detach().double().numpy()[0]
+    return (module.beta.detach().double().numpy()[0], module.bias.detach().double().numpy()[0], r)
+
+
+def refine(split_nodes, params, Z, Y, w, val, *, classification, prior, settings, max_iter,
+           early_stopping, seed, device, name):
+    """Jointly train every split node of the grown tree (Algorithm 1).
+
+    ``params`` maps node -> ``(beta, bias, r)``; returns the refined mapping
+    and the trainer's :class:`History`.
+    """
+    K = next(iter(params.values()))[0].shape[0]
+    with seeded(seed):  # the random init is overwritten, but must not draw globally
+        module = PolytopeTreeModule(split_nodes, Z.shape[1], K)
+    nodes = module.split_nodes
+    module.set_params(
+        np.stack([params[v][0] for v in nodes]),
+        np.stack([params[v][1] for v in nodes]),
+        np.stack([params[v][2] for v in nodes]),
+    )
+    module.to(device)
+    history = _train(module, Z, Y, w, val, classification=classification, prior=prior,
+                     settings=settings, max_iter=max_iter, early_stopping=early_stopping,
+                     seed=seed, name=name, quiet=False)
+    module.cpu()
+    beta = module.beta.detach().double().numpy()
+    bias = module.bias.detach().double().numpy()
+    r = module.weights().detach().double().numpy()
+    return {v: (beta[i], bias[i], r[i]) for i, v in enumerate(nodes)}, history

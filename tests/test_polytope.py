@@ -1,0 +1,374 @@
+"""ConvexPolytopeTree: router, fitted tree, losses, growth, estimators."""
+
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.metrics import roc_auc_score
+from sklearn.model_selection import GridSearchCV, train_test_split
+from sklearn.tree import DecisionTreeClassifier
+
+from sklearn_difftrees import ObliqueTree, export_text, plot_tree
+from sklearn_difftrees._core.polytope_tree import PolytopeTree
+from sklearn_difftrees.datasets import load_dataset
+from sklearn_difftrees.polytope import (
+    ConvexPolytopeTree,
+    ConvexPolytopeTreeClassifier,
+    ConvexPolytopeTreeRegressor,
+    plot_polytope_regions,
+)
+
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
+FAST = dict(max_depth=2, max_facets=4, growth_max_iter=5, max_iter=5, random_state=0)
+
+
+# ------------------------------------------------------------------ oracles
+def _softplus(z):
+    return np.logaddexp(0.0, z)
+
+
+def _random_polytope_tree(depth, p, K, seed, complete=True, n_out=2):
+    rng = np.random.RandomState(seed)
+    n_int = 2**depth - 1
+    is_split = np.ones(n_int, dtype=bool)
+    if not complete:  # random non-complete tree: node 2 is a leaf (if any)
+        for v in range(1, n_int):
+            if not is_split[(v - 1) // 2] or rng.rand() < 0.3:
+                is_split[v] = False
+    counts = np.where(is_split, rng.randint(1, K + 1, size=n_int), 0)
+    ptr = np.concatenate([[0], np.cumsum(counts)])
+    F = ptr[-1]
+    coef = rng.normal(size=(F, p))
+    inter = rng.normal(size=F)
+    r = rng.gamma(1.0, size=F)
+    thr = np.where(is_split, rng.gamma(2.0, size=n_int), np.inf)
+    value = rng.normal(size=(2 ** (depth + 1) - 1, n_out))
+    return PolytopeTree(is_split, ptr, coef, inter, r, thr, value)
+
+
+def _reference_apply(tree, X):
+    """Row-by-row walk in float64 (independent of the kernel)."""
+    X = np.asarray(X, dtype=np.float64)
+    out = np.empty(X.shape[0], dtype=np.int64)
+    for i, x in enumerate(X):
+        node = 0
+        while node < tree.n_internal and tree.is_split[node]:
+            lo, hi = tree.facet_ptr[node], tree.facet_ptr[node + 1]
+            s = sum(
+                tree.facet_weight[f] * _softplus(tree.facet_coef[f] @ x + tree.facet_intercept[f])
+                for f in range(lo, hi)
+            )
+            node = 2 * node + 2 if s - tree.threshold[node] > 0 else 2 * node + 1
+        out[i] = node
+    return out
+
+
+# ------------------------------------------------------------ router / tree
+@pytest.mark.parametrize("complete", [True, False])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_router_matches_reference(complete, dtype):
+    tree = _random_polytope_tree(4, 5, 4, seed=3, complete=complete)
+    X = np.random.RandomState(0).normal(size=(300, 5)).astype(dtype)
+    X.setflags(write=False)  # read-only input is fine (const views)
+    leaves = tree.apply(X)
+    np.testing.assert_array_equal(leaves, _reference_apply(tree, X))
+    assert not tree.is_split[leaves[leaves < tree.n_internal]].any()
+    # decision_path: root-to-leaf, ends at apply's leaf, only heap parents.
+    path = tree.decision_path(X).tolil().rows
+    for row, leaf in zip(path, leaves):
+        assert row[0] == 0 and row[-1] == leaf
+        assert all((c - 1) // 2 == p for p, c in zip(row[:-1], row[1:]))
+    np.testing.assert_array_equal(tree.predict(X), tree.value[leaves])
+
+
+def test_single_facet_unit_weight_is_the_oblique_router():
+    """K = 1, r = 1: softplus(w.x + b) <= tau  <=>  w.x + b - ln(e^tau - 1) <= 0."""
+    depth, p = 4, 6
+    rng = np.random.RandomState(1)
+    n_int = 2**depth - 1
+    W, b = rng.normal(size=(n_int, p)), rng.normal(size=n_int)
+    tau = rng.uniform(0.2, 3.0, size=n_int)
+    poly = PolytopeTree(
+        np.ones(n_int, bool), np.arange(n_int + 1), W, b, np.ones(n_int), tau,
+        np.zeros((2 ** (depth + 1) - 1, 1)),
+    )
+    obl = ObliqueTree(W, b - np.log(np.expm1(tau)), np.zeros((2**depth, 1)))
+    X = rng.normal(size=(2000, p))
+    np.testing.assert_array_equal(poly.apply(X), obl.apply(X))
+
+
+def test_polytope_tree_validates_and_pickles():
+    tree = _random_polytope_tree(3, 4, 3, seed=0, complete=False)
+    X = np.random.RandomState(0).normal(size=(50, 4))
+    clone_ = pickle.loads(pickle.dumps(tree))
+    np.testing.assert_array_equal(clone_.apply(X), tree.apply(X))
+    with pytest.raises(ValueError, match="Inconsistent"):
+        PolytopeTree([1], [0, 1], [[1.0]], [0.0], [-1.0], [1.0], np.zeros((3, 1)))
+    with pytest.raises(ValueError, match="features"):
+        tree.apply(np.zeros((3, 5)))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_left_region_is_convex(seed):
+    """Theorem 1: midpoints of left-region points stay in the left region."""
+    tree = _random_polytope_tree(1, 3, 6, seed=seed)
+    rng = np.random.RandomState(seed)
+    X = rng.normal(scale=2.0, size=(4000, 3))
+    tree.threshold[0] = np.quantile(tree.scores(X, 0), 0.3)
+    inside = X[tree.scores(X, 0) <= tree.threshold[0]]
+    assert inside.shape[0] > 50
+    i, j = rng.randint(inside.shape[0], size=(2, 5000))
+    t = rng.uniform(size=(5000, 1))
+    mid = t * inside[i] + (1 - t) * inside[j]
+    assert np.all(tree.scores(mid, 0) <= tree.threshold[0] + 1e-12)
+
+
+# ------------------------------------------------------------------- losses
+def test_entropy_and_variance_losses_match_direct_computation():
+    torch = pytest.importorskip("torch")
+    from sklearn_difftrees.polytope._training import entropy_loss, variance_loss
+
+    rng = np.random.RandomState(0)
+    m, L, C = 7, 3, 3
+    P = rng.dirichlet(np.ones(L), size=m)
+    y = rng.randint(C, size=m)
+    w = rng.uniform(0.5, 2.0, size=m)
+    # Direct eqs. (11)-(14), with sample weights.
+    H = 0.0
+    for leaf in range(L):
+        mass = (w * P[:, leaf]).sum()
+        pi = np.array([(w * P[:, leaf] * (y == j)).sum() for j in range(C)]) / mass
+        H += mass / w.sum() * -(pi[pi > 0] * np.log(pi[pi > 0])).sum()
+    Yw = torch.tensor(np.column_stack([y, w]))
+    got = entropy_loss(torch.tensor(P), Yw).mean().item()
+    assert got == pytest.approx(H, rel=1e-6)
+    # Direct eqs. (16)-(17).
+    t = rng.normal(size=(m, 2))
+    V = 0.0
+    for leaf in range(L):
+        pw = w * P[:, leaf]
+        mu = pw @ t / pw.sum()
+        V += (pw * ((t - mu) ** 2).mean(1)).sum() / w.sum()
+    got = variance_loss(torch.tensor(P), torch.tensor(np.column_stack([t, w]))).mean().item()
+    assert got == pytest.approx(V, rel=1e-6)
+
+
+def test_gradients_match_finite_differences():
+    torch = pytest.importorskip("torch")
+    from sklearn_difftrees.polytope._training import (
+        PolytopeTreeModule,
+        entropy_loss,
+        prior_penalty,
+        variance_loss,
+    )
+
+    torch.manual_seed(0)
+    module = PolytopeTreeModule([0, 1, 2, 5], n_features=3, n_facets=2).double()
+    X = torch.randn(12, 3, dtype=torch.float64)
+    y = torch.tensor([0, 1, 2] * 4, dtype=torch.float64)
+    w = torch.rand(12, dtype=torch.float64) + 0.5
+    targets = torch.randn(12, 1, dtype=torch.float64)
+    params = (module.beta, module.bias, module.rho)
+
+    def objective(beta, bias, rho):
+        for name, value in zip(("beta", "bias", "rho"), (beta, bias, rho)):
+            module._parameters.pop(name, None)  # plain tensors: gradcheck's inputs
+            setattr(module, name, value)
+        P = module(X)
+        return (
+            entropy_loss(P, torch.stack([y, w], 1)).mean()
+            + variance_loss(P, torch.cat([targets, w[:, None]], 1)).mean()
+            + prior_penalty(module, gamma0=1.0, c0=1.0, a_beta=0.5, b_beta=1.0, n_samples=12)
+        )
+
+    inputs = tuple(p.detach().clone().requires_grad_(True) for p in params)
+    assert torch.autograd.gradcheck(objective, inputs, eps=1e-6, atol=1e-5)
+
+
+def test_leaf_probabilities_sum_to_one():
+    torch = pytest.importorskip("torch")
+    from sklearn_difftrees.polytope._training import PolytopeTreeModule
+
+    torch.manual_seed(0)
+    module = PolytopeTreeModule([0, 2, 6], n_features=4, n_facets=3)
+    assert module.leaves == [1, 5, 13, 14]
+    P = module(torch.randn(20, 4))
+    np.testing.assert_allclose(P.sum(1).detach().numpy(), 1.0, rtol=1e-6)
+
+
+# ------------------------------------------------------------------- growth
+def test_growth_survives_hard_data():
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(60, 4))
+    X[:, 1] = 3.0  # constant feature
+    y = (X[:, 0] > 0).astype(int)
+    clf = ConvexPolytopeTreeClassifier(**FAST).fit(X, y)
+    assert np.all(clf.tree_.facet_coef[:, 1] == 0)  # never trained, dropped
+    # Tiny data, a node holding one class, duplicated rows.
+    for Xs, ys in [
+        (X[:3], np.array([0, 1, 1])),
+        (np.repeat(X[:4], 5, axis=0), np.repeat([0, 1, 0, 1], 5)),
+        (np.zeros((20, 2)), np.arange(20) % 2),  # nothing separates the classes
+    ]:
+        est = ConvexPolytopeTreeClassifier(**FAST).fit(Xs, ys)
+        assert est.predict(Xs).shape == ys.shape
+        np.testing.assert_allclose(est.predict_proba(Xs).sum(1), 1.0)
+    est = ConvexPolytopeTreeClassifier(**FAST).fit(np.zeros((20, 2)), np.arange(20) % 2)
+    assert est.get_n_leaves() == 1 and est.get_depth() == 0
+    assert "class:" in export_text(est)
+
+
+def test_bad_input_raises_clear_errors():
+    X = np.random.RandomState(0).normal(size=(30, 3))
+    y = np.arange(30) % 2
+    with pytest.raises(ValueError, match="only one class"):
+        ConvexPolytopeTreeClassifier(**FAST).fit(X, np.zeros(30))
+    Xn = X.copy()
+    Xn[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        ConvexPolytopeTreeClassifier(**FAST).fit(Xn, y)
+    with pytest.raises(ValueError):
+        ConvexPolytopeTreeClassifier(threshold=1.5).fit(X, y)
+    with pytest.raises(ValueError):
+        ConvexPolytopeTreeClassifier(max_depth=0).fit(X, y)
+    clf = ConvexPolytopeTreeClassifier(**FAST).fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        clf.predict(X[:, :2])
+    X_copy, y_copy = X.copy(), y.copy()
+    ConvexPolytopeTreeRegressor(**FAST).fit(X, y.astype(float))
+    np.testing.assert_array_equal(X, X_copy)
+    np.testing.assert_array_equal(y, y_copy)
+
+
+def test_random_state_reproducible_and_global_rng_untouched():
+    torch = pytest.importorskip("torch")
+    X = np.random.RandomState(0).normal(size=(80, 3))
+    y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    state_np = np.random.get_state()[1].copy()
+    state_torch = torch.random.get_rng_state().clone()
+    a = ConvexPolytopeTreeClassifier(**FAST).fit(X, y)
+    b = ConvexPolytopeTreeClassifier(**FAST).fit(X, y)
+    np.testing.assert_array_equal(a.tree_.facet_coef, b.tree_.facet_coef)
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+    np.testing.assert_array_equal(np.random.get_state()[1], state_np)
+    assert torch.equal(torch.random.get_rng_state(), state_torch)
+
+
+def test_threshold_half_reproduces_algorithm_1():
+    X = np.random.RandomState(0).uniform(-1, 1, size=(200, 2))
+    y = (np.hypot(*X.T) < 0.6).astype(int)
+    clf = ConvexPolytopeTreeClassifier(threshold=0.5, **FAST).fit(X, y)
+    split = clf.tree_.is_split.astype(bool)
+    np.testing.assert_allclose(clf.tree_.threshold[split], np.log(2.0))
+    assert ConvexPolytopeTree is ConvexPolytopeTreeClassifier
+
+
+def test_leaves_are_training_proportions_and_dropped_facets():
+    X = np.random.RandomState(0).uniform(-1, 1, size=(300, 2))
+    y = np.where(np.hypot(*X.T) < 0.6, "in", "out")
+    w = np.random.RandomState(1).uniform(0.5, 2, size=300)
+    clf = ConvexPolytopeTreeClassifier(**FAST).fit(X, y, sample_weight=w)
+    leaves = clf.apply(X)
+    for leaf in np.unique(leaves):
+        at = leaves == leaf
+        expected = [(w[at] * (y[at] == c)).sum() / w[at].sum() for c in clf.classes_]
+        np.testing.assert_allclose(clf.predict_proba(X[at])[0], expected)
+    assert set(clf.predict(X)) <= set(clf.classes_)
+    tree = clf.tree_
+    for v in np.flatnonzero(tree.is_split):
+        assert 1 <= tree.n_facets[v] <= 4
+    np.testing.assert_array_equal(clf.n_facets_, np.diff(tree.facet_ptr))
+
+
+def test_stronger_prior_shrinks_facets():
+    """MAP facet selection: the prior pays for fewer facets as it gets stronger."""
+    X = np.random.RandomState(0).uniform(-1, 1, size=(600, 2))
+    y = (np.abs(X).max(1) < 0.5).astype(int)  # a square: 4 facets suffice
+    params = dict(max_depth=1, max_facets=12, growth_max_iter=30, max_iter=0, random_state=0)
+    n = [
+        ConvexPolytopeTreeClassifier(gamma0=g, c0=c, **params).fit(X, y).n_facets_[0]
+        for g, c in [(12.0, 0.0), (1.0, 1.0), (0.01, 1000.0)]
+    ]
+    assert n[0] > n[1] > n[2] >= 1
+    assert n[2] <= 4
+
+
+def test_zero_weight_rows_are_ignored():
+    X = np.random.RandomState(0).normal(size=(120, 3))
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    w = np.ones(120)
+    w[::3] = 0.0
+    y_bad = y.copy()
+    y_bad[::3] = 1 - y_bad[::3]
+    a = ConvexPolytopeTreeClassifier(**FAST).fit(X, y_bad, sample_weight=w)
+    b = ConvexPolytopeTreeClassifier(**FAST).fit(X[w > 0], y[w > 0])
+    np.testing.assert_array_equal(a.tree_.facet_coef, b.tree_.facet_coef)
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+
+
+def test_regressor_multi_output_and_export():
+    rng = np.random.RandomState(0)
+    X = rng.uniform(-1, 1, size=(300, 2))
+    inside = np.hypot(*X.T) < 0.6
+    Y = np.column_stack([np.where(inside, 5.0, 0.0), np.where(inside, -1.0, 1.0)])
+    reg = ConvexPolytopeTreeRegressor(**FAST).fit(X, Y)
+    assert reg.predict(X).shape == (300, 2)
+    assert reg.score(X, Y) > 0.7
+    assert "softplus(" in export_text(reg, feature_names=["a", "b"])
+    single = clone(reg).fit(X, Y[:, 0])
+    assert single.predict(X).shape == (300,)
+
+
+def test_export_and_plots_render():
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    X = np.random.RandomState(0).uniform(-1, 1, size=(200, 2))
+    y = (np.hypot(*X.T) < 0.6).astype(int)
+    clf = ConvexPolytopeTreeClassifier(**FAST).fit(X, y)
+    text = export_text(clf, feature_names=["u", "v"], class_names=["no", "yes"])
+    first = text.splitlines()[0]
+    assert first.startswith("|--- [node 0] ") and "softplus(" in first and " <= " in first
+    assert "|--- [node 0] > " in text and "class: " in text
+    assert len(plot_tree(clf)) == clf.tree_.node_count
+    plot_polytope_regions(clf, X, y)
+    plt.close("all")
+    with pytest.raises(ValueError, match="2 features"):
+        plot_polytope_regions(ConvexPolytopeTreeClassifier(**FAST).fit(np.c_[X, X], y), X)
+
+
+# --------------------------------------------------------------- behaviour
+def _circles(seed, n=2000):
+    rng = np.random.RandomState(seed)
+    X = rng.uniform(-1, 1, size=(n, 2))
+    r = np.hypot(X[:, 0], X[:, 1])
+    return X, ((r > 0.4) & (r < 0.8)).astype(int)
+
+
+def test_toy_two_circles_depth_two():
+    """The paper's Figure 1: depth 2 reaches AUC >= 0.95 with <= 4 leaves."""
+    X, y = _circles(0)
+    X_test, y_test = _circles(1)
+    clf = ConvexPolytopeTreeClassifier(max_depth=2, random_state=0).fit(X, y)
+    auc = roc_auc_score(y_test, clf.predict_proba(X_test)[:, 1])
+    assert auc >= 0.95
+    assert clf.get_n_leaves() <= 4 and clf.get_depth() == 2
+    cart = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y)
+    assert auc > roc_auc_score(y_test, cart.predict_proba(X_test)[:, 1]) + 0.1
+
+
+@pytest.mark.parametrize("name", ["breast_cancer_wisconsin", "ecoli"])
+def test_accuracy_floor_on_bundled_data(name):
+    X, y = load_dataset(name, return_X_y=True)
+    X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
+    cart = GridSearchCV(
+        DecisionTreeClassifier(random_state=0), {"max_depth": list(range(1, 11))}, cv=3
+    ).fit(X_tr, y_tr)
+    clf = ConvexPolytopeTreeClassifier(random_state=0).fit(X_tr, y_tr)
+    acc = clf.score(X_te, y_te)
+    majority = np.unique(y_te, return_counts=True)[1].max() / y_te.size
+    assert acc >= cart.score(X_te, y_te) - 0.02
+    assert acc >= majority + 0.1
