@@ -625,7 +625,12 @@ _DOC_PARAMS = """
         Epochs of each stump during growth (at least 50 optimizer steps for
         small nodes; stops early when the stump's loss stops improving).
     max_iter : int, default=100
-        Epochs of the joint refinement of all splits (``0`` skips it).
+        Epochs of the joint refinement of all splits (``0`` skips it). It is
+        a budget: the prior is switched on over its first half, so the
+        objective keeps moving and the refinement often uses all of it (with
+        early stopping, the best validation epoch is kept). Reaching it is
+        therefore not reported as a ``ConvergenceWarning``; ``n_iter_`` and
+        ``loss_curve_`` show what happened.
     batch_size : int, default=256
         Mini-batch size of both the stumps and the refinement (the entropy is
         estimated per batch, so very small batches make it noisy).

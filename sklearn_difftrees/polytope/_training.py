@@ -258,7 +258,7 @@ def refine(split_nodes, params, Z, Y, w, val, *, classification, prior, settings
     module.to(device)
     history = _train(module, Z, Y, w, val, classification=classification, prior=prior,
                      settings=settings, max_iter=max_iter, early_stopping=early_stopping,
-                     seed=seed, name=name, quiet=False)
+                     seed=seed, name=name, quiet=True)  # max_iter is a budget (see max_iter)
     module.cpu()
     beta = module.beta.detach().double().numpy()
     bias = module.bias.detach().double().numpy()
