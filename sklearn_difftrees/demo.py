@@ -44,8 +44,9 @@ def _size(model):
     if trees:
         sizes = [_size(t) for t in trees]
         return sum(s[0] for s in sizes), max(s[1] for s in sizes)
-    n_leaves = getattr(model, "n_leaves_", None)
-    return (int(n_leaves) if n_leaves is not None else -1), getattr(model, "max_depth", -1)
+    # Soft-tree ensembles (TEL): every leaf of every tree.
+    n_trees, n_leaves = model.leaf_values_.shape[:2]
+    return n_trees * n_leaves, model.max_depth
 
 
 def _run(name, seed, families):
