@@ -70,7 +70,14 @@ TRAINING_PARAMETER_CONSTRAINTS = {
 
 
 class BaseObliqueTree(BaseEstimator, metaclass=ABCMeta):
-    """Routing methods of every estimator holding a hard oblique ``tree_``."""
+    """Routing methods of every estimator holding a hard ``tree_``.
+
+    ``tree_`` is an :class:`ObliqueTree` or any tree with the same routing
+    interface (``apply``, ``decision_path``, ``depth``, ``n_leaves``), such
+    as the ConvexPolytopeTree's ``PolytopeTree``, whose leaves may sit at
+    different depths. Subclasses with other split kinds override
+    ``feature_importances_``.
+    """
 
     def apply(self, X):
         """Return the index of the leaf that each sample is predicted as.
@@ -82,8 +89,9 @@ class BaseObliqueTree(BaseEstimator, metaclass=ABCMeta):
         Returns
         -------
         X_leaves : ndarray of shape (n_samples,)
-            Heap index (``2**max_depth - 1`` ... ``2**(max_depth + 1) - 2``) of
-            the leaf each sample reaches.
+            Heap index (children of node ``i`` are ``2i+1`` and ``2i+2``) of
+            the leaf each sample reaches; for a complete tree of depth
+            ``max_depth``, ``2**max_depth - 1`` ... ``2**(max_depth + 1) - 2``.
         """
         check_is_fitted(self)
         return self.tree_.apply(check_predict_data(self, X))

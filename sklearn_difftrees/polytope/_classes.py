@@ -4,13 +4,13 @@ import math
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, is_classifier
+from sklearn.base import ClassifierMixin, RegressorMixin, is_classifier
 from sklearn.metrics import r2_score
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, RealNotInt, StrOptions, _fit_context
-from .._core.base import TRAINING_PARAMETER_CONSTRAINTS
+from .._core.base import TRAINING_PARAMETER_CONSTRAINTS, BaseObliqueTree
 from .._core.polytope_tree import PolytopeTree
 from .._core.validation import (
     check_fit_data,
@@ -116,7 +116,7 @@ class _Criterion:
         return float(tau), float(gain)
 
 
-class _BaseConvexPolytopeTree(BaseEstimator):
+class _BaseConvexPolytopeTree(BaseObliqueTree):
     """Parameters, greedy growth, refinement and routing shared by both tasks."""
 
     _parameter_constraints = {
@@ -508,47 +508,8 @@ class _BaseConvexPolytopeTree(BaseEstimator):
                 left = s <= tree.threshold[v]
                 members[2 * v + 1], members[2 * v + 2] = idx[left], idx[~left]
 
-    # ------------------------------------------------------------- routing
-    def apply(self, X):
-        """Heap index of the leaf each sample reaches.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        X_leaves : ndarray of shape (n_samples,)
-            Heap index (children of ``i``: ``2i+1``, ``2i+2``) of the leaf;
-            leaves sit at different depths.
-        """
-        check_is_fitted(self)
-        return self.tree_.apply(check_predict_data(self, X))
-
-    def decision_path(self, X):
-        """Return the decision path in the tree.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        indicator : sparse matrix of shape (n_samples, 2**(max_depth_ + 1) - 1)
-            CSR indicator of the heap nodes each sample visits (root to leaf).
-        """
-        check_is_fitted(self)
-        return self.tree_.decision_path(check_predict_data(self, X))
-
-    def get_depth(self):
-        """Depth of the fitted tree."""
-        check_is_fitted(self)
-        return self.tree_.depth
-
-    def get_n_leaves(self):
-        """Number of leaves that training samples reach."""
-        check_is_fitted(self)
-        return self.tree_.n_leaves
+    # apply, decision_path, get_depth, get_n_leaves: BaseObliqueTree's, which
+    # only ask ``tree_`` (here a PolytopeTree, whose leaves sit at any depth).
 
     @property
     def feature_importances_(self):
