@@ -64,7 +64,7 @@ def run_depth(Z, y, depth, n_batches, repeats):
                           stable=False, learning_rate=0.1, momentum=0.9, max_iter=1,
                           batch_size=BATCH, n_iter_no_change=10, tol=1e-4,
                           rng=np.random.RandomState(0))
-            step.append(rec["epoch_seconds"][0] / n_batches)
+            step.append(rec.epoch_seconds[0] / n_batches)
             tic = time.perf_counter()
             for i in range(n_batches):
                 sl = slice(i * BATCH, (i + 1) * BATCH)

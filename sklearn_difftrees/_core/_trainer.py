@@ -12,28 +12,13 @@ import contextlib
 import math
 import threading
 import time
-import warnings
-from dataclasses import dataclass, field
 
 import numpy as np
 import torch
-from sklearn.exceptions import ConvergenceWarning
+
+from ._monitor import EpochMonitor, History
 
 __all__ = ["History", "make_optimizer", "resolve_device", "seeded", "to_tensor", "train"]
-
-
-@dataclass
-class History:
-    """What one call of :func:`train` recorded (sklearn MLP's vocabulary)."""
-
-    n_iter: int = 0
-    loss_curve: list = field(default_factory=list)
-    validation_loss_curve: list = field(default_factory=list)
-    validation_scores: list = field(default_factory=list)
-    best_loss: float = math.inf
-    best_validation_score: float = -math.inf
-    best_epoch: int = 0
-    stopped_early: bool = False
 
 
 def resolve_device(device):
@@ -149,10 +134,12 @@ def train(
         cycle = max(1, math.ceil(max_iter / 4)) * steps_per_epoch
         scheduler = torch.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=cycle)
     generator = torch.Generator().manual_seed(int(seed))
-    history = History()
-    best_monitored = math.inf
+    monitor = EpochMonitor(
+        name=name, max_iter=max_iter, n_iter_no_change=n_iter_no_change, tol=tol,
+        learning_rate=learning_rate, has_validation=validation_data is not None,
+        verbose=verbose,
+    )
     best_state = None
-    no_improvement = 0
     module.train()
     for epoch in range(1, max_iter + 1):
         tic = time.perf_counter()
@@ -179,47 +166,15 @@ def train(
             if scheduler is not None:
                 scheduler.step()
             total += float(loss.detach()) * idx.shape[0]
-        epoch_loss = total / n
-        history.loss_curve.append(epoch_loss)
-        history.n_iter = epoch
-        monitored = epoch_loss
-        msg = f"[{name}] epoch {epoch}/{max_iter}  loss {epoch_loss:.5f}"
+        validation = None
         if validation_data is not None:
-            val_loss, val_score = _evaluate(module, loss_fn, score_fn, *validation_data)
-            if not math.isfinite(val_loss):
-                raise FloatingPointError(
-                    f"{name} diverged: the validation loss became {val_loss} at epoch "
-                    f"{epoch}. Try a smaller learning_rate (currently {learning_rate})."
-                )
-            history.validation_loss_curve.append(val_loss)
-            history.validation_scores.append(val_score)
-            monitored = val_loss
-            msg += f"  val_loss {val_loss:.5f}  val_score {val_score:.5f}"
-        if monitored < best_monitored - tol:
-            no_improvement = 0
-        else:
-            no_improvement += 1
-        if monitored < best_monitored:
-            best_monitored = monitored
-            history.best_epoch = epoch
-            history.best_loss = min(history.best_loss, epoch_loss)
-            if validation_data is not None:
-                history.best_validation_score = history.validation_scores[-1]
-                best_state = {k: v.detach().clone() for k, v in module.state_dict().items()}
-        history.best_loss = min(history.best_loss, epoch_loss)
-        if verbose:
-            print(f"{msg}  ({time.perf_counter() - tic:.2f}s)", flush=True)
-        if no_improvement >= n_iter_no_change:
-            history.stopped_early = True
+            validation = _evaluate(module, loss_fn, score_fn, *validation_data)
+        if monitor.end_epoch(epoch, total / n, tic, validation) and validation is not None:
+            best_state = {k: v.detach().clone() for k, v in module.state_dict().items()}
+        if monitor.should_stop:
             break
     if early_stopping and best_state is not None:
         module.load_state_dict(best_state)
-    if not history.stopped_early:
-        warnings.warn(
-            f"{name}: reached max_iter={max_iter} epochs before the "
-            f"{'validation' if validation_data is not None else 'training'} loss "
-            "stopped improving; consider increasing max_iter.",
-            ConvergenceWarning,
-        )
+    history = monitor.finish()
     module.eval()
     return history

@@ -163,12 +163,12 @@ class _BaseNonGreedy(BaseObliqueTree):
             verbose=self.verbose,
             name=type(self).__name__,
         )
-        self.n_iter_ = record["n_iter"]
-        self.loss_curve_ = record["loss_curve"]
-        self.best_loss_ = record["best_loss"]
+        self.n_iter_ = record.n_iter
+        self.loss_curve_ = record.loss_curve
+        self.best_loss_ = record.best_loss
         if self.early_stopping:
-            self.validation_scores_ = record["validation_scores"]
-            self.best_validation_score_ = record["best_validation_score"]
+            self.validation_scores_ = record.validation_scores
+            self.best_validation_score_ = record.best_validation_score
         else:
             self.validation_scores_ = None
             self.best_validation_score_ = None

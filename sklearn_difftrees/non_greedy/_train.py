@@ -19,12 +19,11 @@ Nothing here imports torch.
 
 import math
 import time
-import warnings
 
 import numpy as np
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
+from .._core._monitor import EpochMonitor
 from .._kernels._routing import _apply_oblique
 from ._lai import accumulate_split_grad, leaf_losses, loss_augmented_inference
 
@@ -289,7 +288,7 @@ def refit_leaf_params(Z, Y, w, W, b, theta, loss):
 def sgd(Z, Y, w, W, b, theta, *, loss, nu, inference, stable, learning_rate, momentum,
         max_iter, batch_size, n_iter_no_change, tol, rng, validation=None, score_fn=None,
         refit_leaves=False, verbose=0, name="model"):
-    """Algorithm 1 with momentum and mini-batches; returns the training record.
+    """Algorithm 1 with momentum and mini-batches; returns the training ``History``.
 
     Every step: loss-augmented inference (compiled), the split gradient
     ``(g - h) [z, 1]^T`` on the rows where g and h differ, the leaf gradient of
@@ -321,20 +320,18 @@ def sgd(Z, Y, w, W, b, theta, *, loss, nu, inference, stable, learning_rate, mom
     live_th = np.zeros(theta.shape[0], dtype=bool)
     idx_W = np.zeros(0, dtype=np.int64)
     idx_th = np.zeros(0, dtype=np.int64)
-    record = dict(n_iter=0, loss_curve=[], validation_scores=[], validation_loss_curve=[],
-                  epoch_seconds=[], best_loss=math.inf, best_validation_score=None,
-                  stopped_early=False)
-    best_monitored = math.inf
+    monitor = EpochMonitor(
+        name=name, max_iter=max_iter, n_iter_no_change=n_iter_no_change, tol=tol,
+        learning_rate=learning_rate, has_validation=validation is not None,
+        verbose=verbose, loss_name="bound",
+    )
     best_state = None
     if validation is not None:
         th_out = refit_leaf_params(Z, Y, w, W, b, theta, loss) if refit_leaves else theta
-        val_loss, val_score = _evaluate(*validation, W, b, th_out, loss, score_fn)
-        best_monitored = val_loss
+        monitor.start(*_evaluate(*validation, W, b, th_out, loss, score_fn))
         best_state = (W.copy(), b.copy(), th_out.copy())
-        record["best_validation_score"] = val_score
     assign = apply_leaves(Z, W, b) if stable else None
     prev_bound = math.inf
-    no_improvement = 0
     for epoch in range(1, max_iter + 1):
         tic = time.perf_counter()
         perm = rng.permutation(n)
@@ -382,53 +379,24 @@ def sgd(Z, Y, w, W, b, theta, *, loss, nu, inference, stable, learning_rate, mom
             theta[idx_th] -= learning_rate * vth[idx_th]
             gth[leaves] = 0.0
         epoch_bound = total / n
-        record["epoch_seconds"].append(time.perf_counter() - tic)
-        record["loss_curve"].append(epoch_bound)
-        record["n_iter"] = epoch
-        record["best_loss"] = min(record["best_loss"], epoch_bound)
-        monitored = epoch_bound
-        msg = f"[{name}] epoch {epoch}/{max_iter}  bound {epoch_bound:.5f}"
+        validation_result = None
         if validation is not None:
             th_out = refit_leaf_params(Z, Y, w, W, b, theta, loss) if refit_leaves else theta
-            val_loss, val_score = _evaluate(*validation, W, b, th_out, loss, score_fn)
-            if not math.isfinite(val_loss):
-                raise FloatingPointError(
-                    f"{name} diverged: the validation loss became {val_loss} at epoch "
-                    f"{epoch}. Try a smaller learning_rate (currently {learning_rate})."
-                )
-            record["validation_loss_curve"].append(val_loss)
-            record["validation_scores"].append(val_score)
-            monitored = val_loss
-            msg += f"  val_loss {val_loss:.5f}  val_score {val_score:.5f}"
-        if monitored < best_monitored - tol:
-            no_improvement = 0
-        else:
-            no_improvement += 1
-        if monitored < best_monitored:
-            best_monitored = monitored
-            if validation is not None:
-                record["best_validation_score"] = record["validation_scores"][-1]
-                best_state = (W.copy(), b.copy(), th_out.copy())
+            validation_result = _evaluate(*validation, W, b, th_out, loss, score_fn)
+        note = ""
         if stable and prev_bound - epoch_bound < tol * max(1.0, abs(prev_bound)):
             assign = apply_leaves(Z, W, b)  # the bound stalled: refresh a(x)
             prev_bound = math.inf
-            msg += "  (assignments refreshed)"
+            note = "  (assignments refreshed)"
         else:
             prev_bound = epoch_bound
-        if verbose:
-            print(f"{msg}  ({time.perf_counter() - tic:.2f}s)", flush=True)
-        if no_improvement >= n_iter_no_change:
-            record["stopped_early"] = True
+        if monitor.end_epoch(epoch, epoch_bound, tic, validation_result, note):
+            if validation is not None:
+                best_state = (W.copy(), b.copy(), th_out.copy())
+        if monitor.should_stop:
             break
     if best_state is not None:
         W[...], b[...], theta[...] = best_state
     elif refit_leaves:
         theta[...] = refit_leaf_params(Z, Y, w, W, b, theta, loss)
-    if max_iter > 0 and not record["stopped_early"]:
-        warnings.warn(
-            f"{name}: reached max_iter={max_iter} epochs before the "
-            f"{'validation loss' if validation is not None else 'training bound'} "
-            "stopped improving; consider increasing max_iter.",
-            ConvergenceWarning,
-        )
-    return record
+    return monitor.finish()

@@ -1,0 +1,139 @@
+"""Torch-free bookkeeping of a training loop, shared by every epoch loop.
+
+:class:`EpochMonitor` owns what does not depend on how a model is updated:
+the training record (:class:`History`, in sklearn MLP's vocabulary), the
+patience counter of early stopping, which epoch is the best, divergence of
+the validation loss (:class:`FloatingPointError`), progress lines and the
+:class:`~sklearn.exceptions.ConvergenceWarning` when the budget runs out.
+The torch loop (:func:`~sklearn_difftrees._core._trainer.train`) and the
+numpy loop of the non-greedy trees (which never imports torch) both use it.
+"""
+
+import math
+import time
+import warnings
+from dataclasses import dataclass, field
+
+from sklearn.exceptions import ConvergenceWarning
+
+__all__ = ["EpochMonitor", "History"]
+
+
+@dataclass
+class History:
+    """What one training run recorded (sklearn MLP's vocabulary)."""
+
+    n_iter: int = 0
+    loss_curve: list = field(default_factory=list)
+    validation_loss_curve: list = field(default_factory=list)
+    validation_scores: list = field(default_factory=list)
+    epoch_seconds: list = field(default_factory=list)
+    best_loss: float = math.inf
+    best_validation_score: float = -math.inf
+    best_epoch: int = 0
+    stopped_early: bool = False
+
+
+class EpochMonitor:
+    """Early stopping and the training record of one run.
+
+    The monitored quantity is the validation loss when the loop has
+    validation data, else the training loss. Training should stop when it
+    has not improved by ``tol`` for ``n_iter_no_change`` consecutive epochs.
+
+    Parameters
+    ----------
+    name : str
+        Estimator name used in messages.
+    max_iter, n_iter_no_change, tol : int, int, float
+        The budget and the stopping rule.
+    learning_rate : float
+        Quoted in the divergence message.
+    has_validation : bool
+        Whether :meth:`end_epoch` receives validation results.
+    verbose : int
+        ``>= 1`` prints one line per epoch.
+    loss_name : str, default="loss"
+        What the training loss is called in messages (e.g. "bound").
+    """
+
+    def __init__(self, *, name, max_iter, n_iter_no_change, tol, learning_rate,
+                 has_validation, verbose=0, loss_name="loss"):
+        self.name = name
+        self.max_iter = max_iter
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.learning_rate = learning_rate
+        self.has_validation = has_validation
+        self.verbose = verbose
+        self.loss_name = loss_name
+        self.history = History()
+        self._best = math.inf
+        self._no_improvement = 0
+
+    def _check_finite(self, value, what, epoch):
+        if not math.isfinite(value):
+            raise FloatingPointError(
+                f"{self.name} diverged: the {what} became {value} at epoch {epoch}. "
+                f"Try a smaller learning_rate (currently {self.learning_rate})."
+            )
+
+    def start(self, val_loss, val_score):
+        """Count the starting model as epoch 0 (it is kept if nothing beats it)."""
+        self._check_finite(val_loss, "validation loss", 0)
+        self._best = val_loss
+        self.history.best_validation_score = val_score
+
+    def end_epoch(self, epoch, loss, tic, validation=None, note=""):
+        """Record epoch ``epoch``; return True if it is the best so far.
+
+        ``loss`` is the epoch's mean training loss, ``tic`` the
+        ``time.perf_counter()`` at its start, ``validation`` a ``(loss,
+        score)`` pair when the loop has validation data. The caller saves its
+        weights when this returns True and the loop has validation data.
+        """
+        h = self.history
+        h.epoch_seconds.append(time.perf_counter() - tic)
+        h.loss_curve.append(loss)
+        h.n_iter = epoch
+        h.best_loss = min(h.best_loss, loss)
+        monitored = loss
+        msg = f"[{self.name}] epoch {epoch}/{self.max_iter}  {self.loss_name} {loss:.5f}"
+        if validation is not None:
+            val_loss, val_score = validation
+            self._check_finite(val_loss, "validation loss", epoch)
+            h.validation_loss_curve.append(val_loss)
+            h.validation_scores.append(val_score)
+            monitored = val_loss
+            msg += f"  val_loss {val_loss:.5f}  val_score {val_score:.5f}"
+        if monitored < self._best - self.tol:
+            self._no_improvement = 0
+        else:
+            self._no_improvement += 1
+        improved = monitored < self._best
+        if improved:
+            self._best = monitored
+            h.best_epoch = epoch
+            if validation is not None:
+                h.best_validation_score = validation[1]
+        if self.verbose:
+            print(f"{msg}{note}  ({time.perf_counter() - tic:.2f}s)", flush=True)
+        return improved
+
+    @property
+    def should_stop(self):
+        """Whether the patience is exhausted (then the run stopped early)."""
+        if self._no_improvement >= self.n_iter_no_change:
+            self.history.stopped_early = True
+        return self.history.stopped_early
+
+    def finish(self):
+        """Warn when the budget ran out before the stopping rule fired."""
+        if self.history.n_iter > 0 and not self.history.stopped_early:
+            watched = "validation loss" if self.has_validation else f"training {self.loss_name}"
+            warnings.warn(
+                f"{self.name}: reached max_iter={self.max_iter} epochs before the "
+                f"{watched} stopped improving; consider increasing max_iter.",
+                ConvergenceWarning,
+            )
+        return self.history
