@@ -22,7 +22,7 @@ A *bandit learner* is any object with ``predict(X)`` and either
 """
 
 from dataclasses import dataclass, field
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator

@@ -505,8 +505,6 @@ class DGTBanditClassifier(TreeClassifierMixin, _BaseDGTBandit):
             del self._loss
 
     def _simulate_rounds(self, out, y, rows):
-        import torch
-
         logits = out.detach().cpu().numpy()
         p = policy_probabilities(logits, self.exploration)
         actions = self._draw(p, self._rng)

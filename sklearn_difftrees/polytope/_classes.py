@@ -303,7 +303,6 @@ class _BaseConvexPolytopeTree(BaseObliqueTree):
         on the validation rows is kept (growth stops after
         ``AUTO_PATIENCE`` levels without improvement).
         """
-        crit, training, rng = ctx["crit"], ctx["training"], ctx["rng"]
         cap = AUTO_MAX_DEPTH if auto else self.max_depth
         W_total = w[tr].sum()
         params = {}

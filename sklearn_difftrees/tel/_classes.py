@@ -30,7 +30,6 @@ def _node_statistics(Z, W, b, gamma, chunk=2048):
     (0 < S < 1).
     """
     n_trees, n_int, _ = W.shape
-    depth = int(np.log2(n_int + 1))
     n_nodes = 2 * n_int + 1
     reach = np.zeros((n_trees, n_nodes))
     mass = np.zeros((n_trees, n_nodes))
