@@ -35,6 +35,7 @@ extensions = [
     Extension(
         f"sklearn_difftrees._kernels.{name}",
         [f"cython_src/{name}.pyx"],
+        depends=[str(p) for p in Path("cython_src").glob("*.pxd")],  # shared inline helpers
         include_dirs=[np.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")],
         extra_compile_args=["-O3"] + (OPENMP_COMPILE if name in OPENMP_KERNELS else []),
@@ -76,6 +77,6 @@ class BuildExt(build_ext):
 
 
 setup(
-    ext_modules=cythonize(extensions, compiler_directives=directives),
+    ext_modules=cythonize(extensions, compiler_directives=directives, include_path=["cython_src"]),
     cmdclass={"build_ext": BuildExt},
 )

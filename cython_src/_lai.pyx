@@ -49,6 +49,8 @@
 # update (Algorithm 1, line 6) touches only those rows: O(D p) per sample.
 
 from cython cimport floating
+
+from _dot cimport dot
 from libc.math cimport exp, fabs, log
 from libc.stdint cimport int8_t, int64_t
 
@@ -64,16 +66,7 @@ cdef inline double _score(
     Py_ssize_t row,
     Py_ssize_t node,
 ) noexcept nogil:
-    cdef Py_ssize_t j, p = X.shape[1], p4 = p - p % 4
-    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
-    for j in range(0, p4, 4):
-        s0 += W[node, j] * X[row, j]
-        s1 += W[node, j + 1] * X[row, j + 1]
-        s2 += W[node, j + 2] * X[row, j + 2]
-        s3 += W[node, j + 3] * X[row, j + 3]
-    for j in range(p4, p):
-        s0 += W[node, j] * X[row, j]
-    return b[node] + ((s0 + s1) + (s2 + s3))
+    return b[node] + dot(&W[node, 0], &X[row, 0], X.shape[1])
 
 
 cdef inline double _leaf_loss(

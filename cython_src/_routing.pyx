@@ -12,6 +12,8 @@
 # rounding of the inputs themselves.
 
 from cython cimport floating
+
+from _dot cimport dot
 from libc.stdint cimport int64_t
 
 
@@ -22,18 +24,7 @@ cdef inline double _node_score(
     Py_ssize_t row,
     Py_ssize_t node,
 ) noexcept nogil:
-    # Four independent accumulators: the compiler may not reorder a single
-    # floating-point reduction, and the dependency chain would bound speed.
-    cdef Py_ssize_t j, p = X.shape[1], p4 = p - p % 4
-    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
-    for j in range(0, p4, 4):
-        s0 += W[node, j] * X[row, j]
-        s1 += W[node, j + 1] * X[row, j + 1]
-        s2 += W[node, j + 2] * X[row, j + 2]
-        s3 += W[node, j + 3] * X[row, j + 3]
-    for j in range(p4, p):
-        s0 += W[node, j] * X[row, j]
-    return b[node] + ((s0 + s1) + (s2 + s3))
+    return b[node] + dot(&W[node, 0], &X[row, 0], X.shape[1])
 
 
 def _apply_oblique(
@@ -109,21 +100,10 @@ cdef inline double _polytope_score(
     Py_ssize_t row,
     Py_ssize_t node,
 ) noexcept nogil:
-    cdef Py_ssize_t f, j, p = X.shape[1], p4 = p - p % 4
-    cdef double s = 0.0, s0, s1, s2, s3
+    cdef Py_ssize_t f
+    cdef double s = 0.0
     for f in range(ptr[node], ptr[node + 1]):
-        s0 = 0.0
-        s1 = 0.0
-        s2 = 0.0
-        s3 = 0.0
-        for j in range(0, p4, 4):
-            s0 += C[f, j] * X[row, j]
-            s1 += C[f, j + 1] * X[row, j + 1]
-            s2 += C[f, j + 2] * X[row, j + 2]
-            s3 += C[f, j + 3] * X[row, j + 3]
-        for j in range(p4, p):
-            s0 += C[f, j] * X[row, j]
-        s += r[f] * _softplus(c[f] + ((s0 + s1) + (s2 + s3)))
+        s += r[f] * _softplus(c[f] + dot(&C[f, 0], &X[row, 0], X.shape[1]))
     return s
 
 

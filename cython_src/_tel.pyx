@@ -36,6 +36,8 @@
 # two threads ever write the same memory.
 
 from cython cimport floating
+
+from _dot cimport dot
 from cython.parallel cimport prange, threadid
 from libc.stdint cimport int32_t, int64_t
 
@@ -71,17 +73,7 @@ cdef inline double _score(
     Py_ssize_t tree,
     Py_ssize_t node,
 ) noexcept nogil:
-    # Four accumulators so that the compiler can pipeline the reduction.
-    cdef Py_ssize_t j, p = X.shape[1], p4 = p - p % 4
-    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
-    for j in range(0, p4, 4):
-        s0 += <double>W[tree, node, j] * X[row, j]
-        s1 += <double>W[tree, node, j + 1] * X[row, j + 1]
-        s2 += <double>W[tree, node, j + 2] * X[row, j + 2]
-        s3 += <double>W[tree, node, j + 3] * X[row, j + 3]
-    for j in range(p4, p):
-        s0 += <double>W[tree, node, j] * X[row, j]
-    return b[tree, node] + ((s0 + s1) + (s2 + s3))
+    return b[tree, node] + dot(&W[tree, node, 0], &X[row, 0], X.shape[1])
 
 
 cdef inline int64_t _forward_row(
