@@ -35,10 +35,9 @@ def _feature_names(est, feature_names):
     return [f"feature_{j}" for j in range(n)]
 
 
-def _split_text(est, node, names, top_k, decimals):
-    """``(lhs, threshold)`` of node ``node``: goes right iff lhs > threshold."""
-    w = est.tree_.weights[node]
-    scale = getattr(est, "_feature_scale", np.ones_like(w))
+def linear_terms(w, names, scale, top_k, decimals):
+    """``w . x`` as text: the ``top_k`` heaviest terms, ranked by ``|w_j| * scale_j``
+    (the weight on the standardized scale), then ``(+n more)``."""
     order = np.argsort(-np.abs(w) * scale, kind="stable")
     nonzero = [j for j in order if w[j] != 0.0]
     shown = nonzero[:top_k]
@@ -47,9 +46,17 @@ def _split_text(est, node, names, top_k, decimals):
         coef = f"{abs(w[j]):.{decimals + 1}g}*{names[j]}"
         sign = ("-" if w[j] < 0 else "") if k == 0 else (" - " if w[j] < 0 else " + ")
         terms.append(sign + coef)
-    lhs = "".join(terms) if terms else "0"
+    text = "".join(terms) if terms else "0"
     if len(nonzero) > len(shown):
-        lhs += f" (+{len(nonzero) - len(shown)} more)"
+        text += f" (+{len(nonzero) - len(shown)} more)"
+    return text
+
+
+def _split_text(est, node, names, top_k, decimals):
+    """``(lhs, threshold)`` of node ``node``: goes right iff lhs > threshold."""
+    w = est.tree_.weights[node]
+    scale = getattr(est, "_feature_scale", np.ones_like(w))
+    lhs = linear_terms(w, names, scale, top_k, decimals)
     return lhs, f"{-est.tree_.bias[node] + 0.0:.{decimals + 1}g}"
 
 

@@ -19,18 +19,9 @@ __all__ = ["polytope_export_text", "polytope_plot_tree"]
 
 
 def _facet_text(tree, f, names, scale, top_k, decimals):
-    w = tree.facet_coef[f]
-    order = np.argsort(-np.abs(w) * scale, kind="stable")
-    nonzero = [j for j in order if w[j] != 0.0]
-    shown = nonzero[:top_k]
-    terms = []
-    for k, j in enumerate(shown):
-        coef = f"{abs(w[j]):.{decimals + 1}g}*{names[j]}"
-        sign = ("-" if w[j] < 0 else "") if k == 0 else (" - " if w[j] < 0 else " + ")
-        terms.append(sign + coef)
-    inner = "".join(terms) if terms else "0"
-    if len(nonzero) > len(shown):
-        inner += f" (+{len(nonzero) - len(shown)} more)"
+    from .export import linear_terms  # export imports this module at load
+
+    inner = linear_terms(tree.facet_coef[f], names, scale, top_k, decimals)
     b = tree.facet_intercept[f] + 0.0
     inner += f" {'-' if b < 0 else '+'} {abs(b):.{decimals + 1}g}"
     return f"{tree.facet_weight[f]:.{decimals + 1}g}*softplus({inner})"

@@ -30,6 +30,7 @@ from scipy import sparse
 
 from .._kernels._routing import _apply_polytope, _path_polytope, _polytope_scores
 from . import topology
+from .tree import check_route_input
 
 __all__ = ["PolytopeTree"]
 
@@ -175,14 +176,7 @@ class PolytopeTree:
 
     # ---------------------------------------------------------------- routing
     def _check_input(self, X):
-        if X.ndim != 2 or X.shape[1] != self.n_features:
-            raise ValueError(
-                f"X has shape {X.shape}; this tree routes arrays with "
-                f"{self.n_features} features."
-            )
-        if X.dtype not in (np.float32, np.float64):
-            X = X.astype(np.float64)
-        return np.ascontiguousarray(X)
+        return check_route_input(X, self.n_features)
 
     def _kernel_args(self):
         return (

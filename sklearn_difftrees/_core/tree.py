@@ -23,7 +23,21 @@ from scipy import sparse
 from .._kernels._routing import _apply_oblique, _path_oblique
 from . import topology
 
-__all__ = ["ObliqueTree"]
+__all__ = ["ObliqueTree", "check_route_input"]
+
+
+def check_route_input(X, n_features):
+    """``X`` as the routing kernels take it: 2-D, ``n_features`` columns,
+    C-contiguous float32/float64 (other dtypes become float64)."""
+    if X.ndim != 2 or X.shape[1] != n_features:
+        raise ValueError(
+            f"X has shape {X.shape}; this tree routes arrays with {n_features} features."
+        )
+    if X.dtype not in (np.float32, np.float64):
+        X = X.astype(np.float64)
+    # Read-only arrays are fine (the kernels take const views); only
+    # non-contiguous ones are copied.
+    return np.ascontiguousarray(X)
 
 
 class ObliqueTree:
@@ -117,16 +131,7 @@ class ObliqueTree:
 
     # ---------------------------------------------------------------- routing
     def _check_input(self, X):
-        if X.ndim != 2 or X.shape[1] != self.n_features:
-            raise ValueError(
-                f"X has shape {X.shape}; this tree routes arrays with "
-                f"{self.n_features} features."
-            )
-        if X.dtype not in (np.float32, np.float64):
-            X = X.astype(np.float64)
-        # Read-only arrays are fine (the kernel takes const views); only
-        # non-contiguous ones are copied.
-        return np.ascontiguousarray(X)
+        return check_route_input(X, self.n_features)
 
     def apply(self, X):
         """Heap index of the leaf each row of ``X`` reaches.

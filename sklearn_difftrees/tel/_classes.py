@@ -14,6 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions
 from .._core.base import BaseGradientModel, TreeClassifierMixin, TreeRegressorMixin
+from .._core.export import linear_terms
 from .._core.validation import check_predict_data
 from ._kernels import MAX_DEPTH, smooth_step, tel_forward
 
@@ -240,17 +241,7 @@ class _BaseTEL(BaseGradientModel):
             )
 
         def split(t, node):
-            w = self.weights_[t, node]
-            order = np.argsort(-np.abs(w) * self._feature_scale, kind="stable")
-            nonzero = [j for j in order if w[j] != 0.0]
-            terms = []
-            for k, j in enumerate(nonzero[:top_k]):
-                coef = f"{fmt.format(abs(w[j]))}*{names[j]}"
-                sign = ("-" if w[j] < 0 else "") if k == 0 else (" - " if w[j] < 0 else " + ")
-                terms.append(sign + coef)
-            lhs = "".join(terms) if terms else "0"
-            if len(nonzero) > top_k:
-                lhs += f" (+{len(nonzero) - top_k} more)"
+            lhs = linear_terms(self.weights_[t, node], names, self._feature_scale, top_k, decimals)
             thr = -self.biases_[t, node] + 0.0
             return lhs, thr
 
