@@ -10,7 +10,7 @@ from sklearn.model_selection import GridSearchCV, train_test_split
 from sklearn.tree import DecisionTreeClassifier
 
 from sklearn_difftrees import ObliqueTree, export_text, plot_tree
-from sklearn_difftrees._core.polytope_tree import PolytopeTree
+from sklearn_difftrees.polytope._tree import PolytopeTree
 from sklearn_difftrees.datasets import load_dataset
 from sklearn_difftrees.polytope import (
     ConvexPolytopeTree,

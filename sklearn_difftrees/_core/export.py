@@ -8,6 +8,11 @@ standardized scale) so that units do not decide what is shown, but the
 coefficients printed are the raw ones, applying to the raw features. Nodes no
 training sample reaches are not expanded: they are shown as one line saying
 so, with the value such a sample receives.
+
+Trees whose splits are not one hyperplane per node render themselves: the
+fitted tree object (``tree_``) defines the hooks of
+:class:`~sklearn_difftrees._core.tree.FittedTree` (``_export_text`` and
+``_plot_tree``), and this module dispatches on them. It imports no method.
 """
 
 from numbers import Integral
@@ -17,8 +22,6 @@ from sklearn.base import is_classifier
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, validate_params
-from .polytope_export import polytope_export_text, polytope_plot_tree
-from .polytope_tree import PolytopeTree
 
 __all__ = ["export_text", "plot_tree"]
 
@@ -140,8 +143,9 @@ def export_text(
     # routing) say so in a first line, "# ...".
     note = getattr(decision_tree, "_export_note", None)
     lines = [f"# {note()}"] if note is not None else []
-    if isinstance(tree, PolytopeTree):  # convex-polytope splits
-        return "".join(line + "\n" for line in lines) + polytope_export_text(
+    render = getattr(tree, "_export_text", None)  # a tree that renders itself
+    if render is not None:
+        return "".join(line + "\n" for line in lines) + render(
             decision_tree, names, class_names, max_depth, decimals, top_k
         )
     n_int = tree.n_internal
@@ -233,11 +237,10 @@ def plot_tree(
         ) from exc
     tree = decision_tree.tree_
     names = _feature_names(decision_tree, feature_names)
-    if isinstance(tree, PolytopeTree):  # convex-polytope splits
+    render = getattr(tree, "_plot_tree", None)  # a tree that draws itself
+    if render is not None:
         ax = plt.gca() if ax is None else ax
-        return polytope_plot_tree(
-            decision_tree, names, class_names, max_depth, decimals, top_k, fontsize, ax
-        )
+        return render(decision_tree, names, class_names, max_depth, decimals, top_k, fontsize, ax)
     limit = tree.max_depth if max_depth is None else min(max_depth, tree.max_depth)
     n_int = tree.n_internal
     ax = plt.gca() if ax is None else ax

@@ -17,13 +17,55 @@ training-weighted mean value of the leaves below its deepest active ancestor
 (see :meth:`ObliqueTree.finalize`).
 """
 
+from typing import Protocol
+
 import numpy as np
 from scipy import sparse
 
 from .._kernels._routing import _apply_oblique, _path_oblique
 from . import topology
 
-__all__ = ["ObliqueTree", "check_route_input"]
+__all__ = ["FittedTree", "ObliqueTree", "check_route_input"]
+
+
+class FittedTree(Protocol):
+    """What the core asks of a fitted hard tree (an estimator's ``tree_``).
+
+    :class:`ObliqueTree` is the core's own. A method whose splits are not one
+    hyperplane per node (ConvexPolytopeTree's ``PolytopeTree``) defines its
+    own tree class in its own subpackage with these members; no core file
+    changes. Node indices are heap indices (children of ``i`` are ``2i+1`` and
+    ``2i+2``); every array holds numpy only, so the tree pickles and predicts
+    without torch.
+
+    Routing (``BaseObliqueTree.apply``, ``decision_path``, ``get_depth``,
+    ``get_n_leaves`` and the task mixins' ``predict``): ``apply(X)``,
+    ``decision_path(X)``, ``predict(X)``, ``depth``, ``n_leaves``,
+    ``n_features``, ``n_node_samples``, ``value``.
+
+    Rendering, optional (:func:`~sklearn_difftrees.export_text` and
+    :func:`~sklearn_difftrees.plot_tree` call them when present and otherwise
+    print one oblique split per node from ``weights``/``bias``):
+
+    * ``_export_text(est, names, class_names, max_depth, decimals, top_k)``
+      returns the report (``str``, one line per node, ``"\\n"``-terminated);
+    * ``_plot_tree(est, names, class_names, max_depth, decimals, top_k,
+      fontsize, ax)`` draws into ``ax`` and returns the annotations.
+
+    ``est`` is the fitted estimator and ``names`` the resolved feature names.
+    """
+
+    n_features: int
+    depth: int
+    n_leaves: int
+    n_node_samples: np.ndarray
+    value: np.ndarray
+
+    def apply(self, X): ...
+
+    def decision_path(self, X): ...
+
+    def predict(self, X): ...
 
 
 def check_route_input(X, n_features):

@@ -11,7 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, RealNotInt, StrOptions, _fit_context
 from .._core.base import TRAINING_PARAMETER_CONSTRAINTS, BaseObliqueTree
-from .._core.polytope_tree import PolytopeTree
+from ._tree import PolytopeTree
 from .._core.validation import (
     check_fit_data,
     check_predict_data,

@@ -1,8 +1,9 @@
 """Text and matplotlib rendering of :class:`PolytopeTree` splits.
 
-Used by :func:`~sklearn_difftrees.export_text` and
-:func:`~sklearn_difftrees.plot_tree`, which dispatch here when ``tree_`` is a
-:class:`PolytopeTree`. A split is printed as its inequality, facets ordered by
+:class:`PolytopeTree`'s rendering hooks (``_export_text``, ``_plot_tree``, the
+protocol of :class:`~sklearn_difftrees._core.tree.FittedTree`) call these, so
+:func:`~sklearn_difftrees.export_text` and :func:`~sklearn_difftrees.plot_tree`
+reach them without the core knowing this method. A split is printed as its inequality, facets ordered by
 weight ``r_k``, each with its ``top_k`` heaviest features (ranked by
 ``|beta_kj| * std_j``, coefficients printed raw) and its intercept::
 
@@ -13,14 +14,13 @@ trees; nodes below a leaf are never shown.
 """
 
 import numpy as np
-from sklearn.base import is_classifier
+
+from .._core.export import _leaf_text, linear_terms
 
 __all__ = ["polytope_export_text", "polytope_plot_tree"]
 
 
 def _facet_text(tree, f, names, scale, top_k, decimals):
-    from .export import linear_terms  # export imports this module at load
-
     inner = linear_terms(tree.facet_coef[f], names, scale, top_k, decimals)
     b = tree.facet_intercept[f] + 0.0
     inner += f" {'-' if b < 0 else '+'} {abs(b):.{decimals + 1}g}"
@@ -38,16 +38,6 @@ def split_lhs(est, node, names, top_k, decimals, max_facets=None):
     if len(facets) > len(shown):
         text += f" (+{len(facets) - len(shown)} facets)"
     return text or "0"
-
-
-def _leaf_text(est, node, class_names, decimals):
-    value = est.tree_.value[node]
-    if is_classifier(est):
-        names = est.classes_ if class_names is None else class_names
-        k = int(np.argmax(value))
-        return f"class: {names[k]} (p={value[k]:.{decimals}f})"
-    vals = ", ".join(f"{v:.{decimals}f}" for v in value)
-    return f"value: [{vals}]"
 
 
 def polytope_export_text(est, names, class_names, max_depth, decimals, top_k):

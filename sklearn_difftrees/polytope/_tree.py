@@ -28,9 +28,10 @@ The arrays are sized for ``max_depth`` levels; nodes below a leaf are unused.
 import numpy as np
 from scipy import sparse
 
+from .._core import topology
+from .._core.tree import check_route_input
 from .._kernels._routing import _apply_polytope, _path_polytope, _polytope_scores
-from . import topology
-from .tree import check_route_input
+from ._export import polytope_export_text, polytope_plot_tree
 
 __all__ = ["PolytopeTree"]
 
@@ -268,6 +269,15 @@ class PolytopeTree:
         return self
 
     # --------------------------------------------------------------- pickling
+    # Rendering hooks of the FittedTree protocol (export_text, plot_tree).
+    def _export_text(self, est, names, class_names, max_depth, decimals, top_k):
+        return polytope_export_text(est, names, class_names, max_depth, decimals, top_k)
+
+    def _plot_tree(self, est, names, class_names, max_depth, decimals, top_k, fontsize, ax):
+        return polytope_plot_tree(
+            est, names, class_names, max_depth, decimals, top_k, fontsize, ax
+        )
+
     def __getstate__(self):
         return {
             "is_split": self.is_split,
