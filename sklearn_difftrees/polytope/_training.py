@@ -24,7 +24,7 @@ from sklearn.exceptions import ConvergenceWarning
 from torch import nn
 
 from .._core._trainer import seeded, to_tensor, train
-from ._classes import PRIOR_EPS
+from ._freeze import PRIOR_EPS
 
 __all__ = [
     "PolytopeTreeModule",

@@ -1,0 +1,135 @@
+"""The numpydoc sections the two ConvexPolytopeTree estimators share
+(parameters, attributes, references), formatted per task in ``_classes``."""
+
+_DOC_PARAMS = """
+    Parameters
+    ----------
+    max_depth : int or "auto", default="auto"
+        Maximum depth of the greedily grown tree (1 to 12). ``"auto"`` grows
+        up to depth 8 on the training part and keeps the depth whose hard tree
+        scores best on the held-out ``validation_fraction`` ({score}); growth
+        stops after 2 levels without improvement. The depth is never chosen
+        on training accuracy.
+    max_facets : int, default=10
+        ``K``, the number of linear experts (polytope facets) per split before
+        shrinkage (the paper uses up to 50). After training, each split keeps
+        only the facets its prior pays for: facets are removed one by one
+        while that lowers the node's MAP cost (the weighted impurity of its
+        best hard threshold on the training rows reaching it, plus the
+        gamma-process term of eq. 15). ``n_facets_`` counts the survivors.
+    gamma0, c0 : float, default=9.0 and 0.01
+        Gamma-process prior ``r_k ~ Gamma(gamma0 / K, 1 / c0)`` (eq. 15),
+        negative log density ``-(gamma0 / K - 1) ln(r_k + 1e-6) + c0 r_k``
+        (the ``1e-6`` keeps the objective bounded below when
+        ``gamma0 / K < 1``). A smaller ``gamma0`` or a larger ``c0`` keeps
+        fewer facets. The defaults are a weak prior: on the bundled sets
+        (docs/polytope.md) the paper-style ``gamma0=1, c0=1`` kept about one
+        facet per split and lost accuracy (e.g. segmentation 93.7% vs
+        97.7%, vehicle 69.3% vs 79.5%).
+    a_beta, b_beta : float, default=0.5 and 1.0
+        Heavy-tailed (Student-t) shrinkage on every facet coefficient and
+        intercept: ``(a_beta + 1/2) ln(1 + beta^2 / (2 b_beta))``. During
+        training the whole prior is divided by the number of training rows
+        (so that, added to the per-sample batch entropy or variance, the
+        objective is the per-sample negative log posterior whatever ``n`` and
+        the batch size) and switched on linearly over the first half of each
+        training run.
+    min_samples_split : int, default=10
+        A node with fewer training samples is not split.
+    min_samples_leaf : int, default=1
+        Fewest training samples a threshold may leave on either side.
+    min_weight_fraction_leaf : float, default=0.0
+        Smallest fraction of the total training weight a threshold may leave
+        on either side (as in scikit-learn's trees).
+    min_impurity_decrease : float, default=0.0
+        A node is split only if the weighted impurity decrease
+        ``N_t / N * (I - N_L / N_t * I_L - N_R / N_t * I_R)`` reaches this
+        value ({impurity}).
+    threshold : "refit" or float in (0, 1), default="refit"
+        After the joint refinement, ``"refit"`` re-chooses each node's
+        threshold ``q_thr`` on the training rows reaching it (best {gain});
+        a float ``q`` thresholds every node at ``P(yes | x) = q`` (``0.5`` is
+        the paper's Algorithm 1).
+    growth_max_iter : int, default=20
+        Epochs of each stump during growth (at least 50 optimizer steps for
+        small nodes; stops early when the stump's loss stops improving).
+    max_iter : int, default=100
+        Epochs of the joint refinement of all splits (``0`` skips it). It is
+        a budget: the prior is switched on over its first half, so the
+        objective keeps moving and the refinement often uses all of it (with
+        early stopping, the best validation epoch is kept). Reaching it is
+        therefore not reported as a ``ConvergenceWarning``; ``n_iter_`` and
+        ``loss_curve_`` show what happened.
+    batch_size : int, default=256
+        Mini-batch size of both the stumps and the refinement (the entropy is
+        estimated per batch, so very small batches make it noisy).
+    learning_rate : float, default=5e-2
+        Learning rate of both the stumps and the refinement.
+    optimizer : {{"adam", "rmsprop", "sgd"}}, default="adam"
+        Optimizer (the paper uses Adam).
+    momentum : float, default=0.0
+        Momentum of RMSprop / SGD (ignored by Adam).
+    lr_schedule : {{"constant", "cosine"}}, default="constant"
+        Learning-rate schedule (``"cosine"``: warm restarts, four cycles).
+    grad_clip : float or None, default=None
+        Maximum gradient norm (``None`` disables clipping).
+    early_stopping : bool, default=True
+        Hold out ``validation_fraction`` of the data (stratified for
+        classifiers) during the refinement, stop when the validation objective
+        has not improved by ``tol`` for ``n_iter_no_change`` epochs, and keep
+        the best epoch's weights. The thresholds and leaves are then set on
+        all training rows.
+    validation_fraction : float, default=0.2
+        Fraction held out for ``max_depth="auto"`` and early stopping.
+    n_iter_no_change : int, default=10
+        Patience (epochs) of the stopping rule, for stumps (training loss) and
+        refinement.
+    tol : float, default=1e-4
+        Minimum improvement of the monitored objective.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the initializations, the validation split and the shuffling
+        through private generators (global numpy / torch RNGs untouched).
+    device : {{"auto", "cpu", "cuda"}}, default="auto"
+        Where to train; prediction is always on the CPU, without torch.
+    verbose : int, default=0
+        ``>= 2`` prints one line per training epoch.
+"""
+
+_DOC_ATTRS = """
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit (only for string column names).
+    tree_ : PolytopeTree
+        The fitted hard tree (numpy arrays): per split node its facets
+        ``beta_k, b_k, r_k`` in the raw input space and its threshold
+        ``tau = -ln(1 - q_thr)`` (left iff
+        ``sum_k r_k softplus(beta_k . x + b_k) <= tau``), per node its value.
+    max_depth_ : int
+        Depth of the grown tree (chosen on validation data for ``"auto"``).
+    n_facets_ : ndarray of shape (2**max_depth_ - 1,)
+        Effective number of facets of every heap node (0 where the node does
+        not split).
+    n_iter_ : int
+        Number of refinement epochs run.
+    loss_curve_ : list of float
+        Refinement objective (batch {objective} plus prior) per epoch.
+    best_loss_ : float or None
+        Smallest refinement objective seen.
+    validation_scores_ : list of float or None
+        Minus the validation {objective} per refinement epoch (``None``
+        without early stopping).
+    best_validation_score_ : float or None
+        The score of the epoch whose weights were kept.
+    device_ : str
+        Device the model was trained on.
+    feature_importances_ : ndarray of shape (n_features_in_,)
+        See :attr:`feature_importances_`.
+"""
+
+_DOC_REF = """
+    References
+    ----------
+    M. Armandpour, A. Sadeghian, M. Zhou. "Convex Polytope Trees".
+    NeurIPS 2021.
+"""

@@ -1,0 +1,115 @@
+"""ConvexPolytopeTree's greedy top-down growth (Section 3.3.2): one stump per
+node, trained in torch (``_training.train_stump``), thresholded by the
+criterion, level by level; ``max_depth="auto"`` keeps the depth that scores best
+on the validation rows. A mixin of the estimators (it reads their parameters)."""
+
+import math
+
+import numpy as np
+
+from ._criterion import _std_scores
+
+__all__ = ["_GreedyGrowthMixin"]
+
+#: Deepest tree ``max_depth="auto"`` grows before choosing a depth.
+AUTO_MAX_DEPTH = 8
+#: ``max_depth="auto"`` stops growing after this many levels without a
+#: better validation score.
+AUTO_PATIENCE = 2
+#: Trainings of a stump (first try included) before a node becomes a leaf.
+STUMP_TRIES = 3
+#: Fewest optimizer steps a stump gets, however small its node.
+STUMP_MIN_STEPS = 50
+
+
+class _GreedyGrowthMixin:
+    """Greedy growth and validation scoring of the hard tree (standardized space)."""
+
+    def _grow(self, Z, Y, w, tr, va, ctx, auto):
+        """Greedy top-down growth (Section 3.3.2), level by level.
+
+        Returns ``({node: (beta, bias, r, tau)}, depth)`` in the standardized
+        space. With ``max_depth="auto"`` the depth whose hard tree scores best
+        on the validation rows is kept (growth stops after
+        ``AUTO_PATIENCE`` levels without improvement).
+        """
+        cap = AUTO_MAX_DEPTH if auto else self.max_depth
+        W_total = w[tr].sum()
+        params = {}
+        frontier = {0: tr}
+        best_score, best_depth, since = self._val_score(params, Z, Y, w, tr, va), 0, 0
+        depth = 0
+        for level in range(cap):
+            new_frontier = {}
+            for node, idx in frontier.items():
+                split = self._try_split(node, idx, Z, Y, w, W_total, ctx)
+                if split is None:
+                    continue
+                params[node] = split[0]
+                new_frontier[2 * node + 1], new_frontier[2 * node + 2] = split[1], split[2]
+            if not new_frontier:
+                break
+            frontier = new_frontier
+            depth = level + 1
+            if auto and va.size:
+                score = self._val_score(params, Z, Y, w, tr, va)
+                if score > best_score + 1e-12:
+                    best_score, best_depth, since = score, depth, 0
+                else:
+                    since += 1
+                    if since >= AUTO_PATIENCE:
+                        break
+        if auto and va.size:
+            depth = best_depth
+            params = {v: p for v, p in params.items() if int(np.log2(v + 1)) < depth}
+        return params, depth
+
+    def _try_split(self, node, idx, Z, Y, w, W_total, ctx):
+        crit = ctx["crit"]
+        if idx.size < self.min_samples_split or idx.size < 2 * self.min_samples_leaf:
+            return None
+        Yn, wn = Y[idx], w[idx]
+        if wn.sum() < 2 * self.min_weight_fraction_leaf * W_total:
+            return None
+        if crit.node_impurity(Yn, wn) <= 1e-12:  # pure node
+            return None
+        steps = math.ceil(idx.size / self.batch_size)
+        epochs = max(self.growth_max_iter, math.ceil(STUMP_MIN_STEPS / steps))
+        for _ in range(STUMP_TRIES):
+            seed = int(ctx["rng"].randint(np.iinfo(np.int32).max))
+            beta, bias, r = ctx["training"].train_stump(
+                Z[idx], Yn, wn, n_facets=self.max_facets,
+                classification=ctx["classification"], prior=ctx["prior"],
+                settings=ctx["settings"], max_iter=epochs, seed=seed, device=ctx["device"],
+            )
+            s = _std_scores(Z[idx].astype(np.float64), beta, bias, r)
+            found = crit.best_threshold(
+                s, Yn, wn, W_total, self.min_samples_leaf,
+                self.min_weight_fraction_leaf * W_total,
+            )
+            if found is None or found[1] <= 1e-12 or found[0] <= 0:
+                continue  # the stump failed (all one side / no gain): new seed
+            tau, gain = found
+            if gain < self.min_impurity_decrease:
+                return None
+            left = s <= tau
+            return (beta, bias, r, tau), idx[left], idx[~left]
+        return None
+
+    def _route_std(self, params, Z):
+        node = np.zeros(Z.shape[0], dtype=np.int64)
+        for v in sorted(params):
+            at = np.flatnonzero(node == v)
+            if at.size:
+                beta, bias, r, tau = params[v]
+                right = _std_scores(Z[at].astype(np.float64), beta, bias, r) > tau
+                node[at] = np.where(right, 2 * v + 2, 2 * v + 1)
+        return node
+
+    def _val_score(self, params, Z, Y, w, tr, va):
+        """Validation score of the hard tree whose leaves are fitted on ``tr``."""
+        if not va.size:
+            return -np.inf
+        ntr, nva = self._route_std(params, Z[tr]), self._route_std(params, Z[va])
+        leaves = np.unique(ntr)
+        return self._leaf_score(leaves, ntr, nva, Y[tr], w[tr], Y[va], w[va])
