@@ -240,19 +240,23 @@ class ObliqueTree:
         self.active = hit
         if hit.all():
             return self
-        value = self.value.copy()
+        # Vectorized over the unreached leaves (a per-leaf Python walk cost
+        # seconds at depth 18): climb every such leaf to its deepest active
+        # ancestor, one level at a time, then read that ancestor's weighted
+        # mean leaf value from per-node totals (unreached leaves weigh 0).
         n_int = self.n_internal
-        for leaf in np.flatnonzero(~hit[n_int:]):
-            node = leaf + n_int
-            while node > 0 and not hit[node]:
-                node = (node - 1) // 2
-            below = self._leaves_below(node) - n_int
-            below = below[reached[below]]
-            wts = counts[below]
-            if wts.sum() > 0:
-                value[leaf] = wts @ self.value[below] / wts.sum()
-            else:
-                value[leaf] = self.value[below].mean(axis=0)
+        unreached = np.flatnonzero(~hit[n_int:])
+        node = unreached + n_int
+        for _ in range(self.max_depth):
+            node = np.where(hit[node] | (node == 0), node, (node - 1) // 2)
+        weight = n_node[node]
+        weighted = topology.subtree_sums(counts[:, None] * self.value)[node]
+        plain = topology.subtree_sums(self.value)[node] / topology.subtree_sums(
+            np.ones(counts.size))[node][:, None]
+        value = self.value.copy()
+        value[unreached] = np.where(
+            weight[:, None] > 0, weighted / np.where(weight > 0, weight, 1.0)[:, None], plain
+        )
         self.value = value
         return self
 
