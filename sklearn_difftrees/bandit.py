@@ -32,7 +32,7 @@ from sklearn.exceptions import NotFittedError
 
 from ._compat import Interval, StrOptions, validate_data
 from ._core.validation import fit_standardizer
-from .dgt._bandit import (
+from .dgt._bandit_feedback import (
     CLASSIFICATION_LOSSES,
     REGRESSION_LOSSES,
     derivative_estimate,

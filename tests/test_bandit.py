@@ -13,7 +13,7 @@ from sklearn_difftrees.bandit import (
     plot_learning_curves,
     simulate,
 )
-from sklearn_difftrees.dgt._bandit import derivative_estimate, policy_probabilities
+from sklearn_difftrees.dgt._bandit_feedback import derivative_estimate, policy_probabilities
 from sklearn_difftrees.dgt._bandit_torch import classification_surrogate
 
 

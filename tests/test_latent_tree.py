@@ -13,7 +13,7 @@ from sklearn.model_selection import train_test_split
 
 from sklearn_difftrees import export_text
 from sklearn_difftrees.latent_tree import LatentTreeClassifier, LatentTreeRegressor
-from sklearn_difftrees.latent_tree._classes import node_rewards_numpy
+from sklearn_difftrees.latent_tree._forward import node_rewards_numpy
 from sklearn_difftrees.latent_tree._module import LatentTreeLayer, _LatentTreeNet
 from sklearn_difftrees.latent_tree._pav import tree_isotonic_forward
 from sklearn_difftrees.latent_tree._torch import (

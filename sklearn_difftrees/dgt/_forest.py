@@ -13,8 +13,6 @@ backend works, Dask and Ray included. Fitted forests hold only fitted
 members, which are torch-free: a forest unpickles and predicts without torch.
 """
 
-import contextlib
-import sys
 import warnings
 from abc import ABCMeta
 from numbers import Integral
@@ -30,7 +28,14 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, RealNotInt, _fit_context
 from .._core.validation import check_fit_data, check_predict_data, encode_classification_target
-from ._classes import _DOC_TREE_PARAMS, DGTClassifier, DGTRegressor, _BaseDGT
+from ._bagging import _bootstrap_counts, _fit_member, _keep_torch_threads
+from ._classes import DGTClassifier, DGTRegressor, _BaseDGT
+from ._forest_docstrings import (
+    _DOC_FOREST_ATTRS,
+    _MEMBER_PARAMS_NOTE,
+    _REFERENCES,
+    _forest_params_doc,
+)
 
 __all__ = ["DGTForest", "DGTForestClassifier", "DGTForestRegressor"]
 
@@ -40,56 +45,6 @@ _MAX_INT = np.iinfo(np.int32).max
 #: member, applies ``class_weight`` itself (to the original labels, before the
 #: bootstrap) and has no ``warm_start``.
 _NOT_PASSED_TO_MEMBERS = frozenset({"random_state", "class_weight", "warm_start"})
-
-
-def _fit_member(member, X, y, sample_weight, single_thread):
-    """Fit one member; runs in a joblib worker.
-
-    With ``single_thread`` (``n_jobs != 1``) torch is limited to one thread
-    while the member trains, so that the workers do not each start a thread
-    pool as large as the machine; the previous setting is restored after.
-    """
-    if not single_thread:
-        member.fit(X, y, sample_weight=sample_weight)
-        return member._discard_warm_start_state()
-    import torch  # the member's fit imports it anyway
-
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        member.fit(X, y, sample_weight=sample_weight)
-    finally:
-        torch.set_num_threads(previous)
-    return member._discard_warm_start_state()
-
-
-@contextlib.contextmanager
-def _keep_torch_threads():
-    """Restore torch's thread count of this process after the block.
-
-    Under a thread-based joblib backend the workers share this process, and
-    their save/restore pairs of :func:`_fit_member` interleave; this restores
-    the caller's setting once all of them are done. Torch is not imported
-    here: if this process has not imported it, there is nothing to restore.
-    """
-    torch = sys.modules.get("torch")
-    previous = torch.get_num_threads() if torch is not None else None
-    try:
-        yield
-    finally:
-        if previous is not None:
-            torch.set_num_threads(previous)
-
-
-def _bootstrap_counts(seed, candidates, n_samples, n_draws):
-    """How often each of ``n_samples`` rows is drawn (with replacement).
-
-    ``n_draws`` rows are drawn uniformly among the row indices
-    ``candidates``; other rows get a count of zero.
-    """
-    rng = np.random.RandomState(seed)
-    drawn = candidates[rng.randint(0, candidates.size, n_draws)]
-    return np.bincount(drawn, minlength=n_samples).astype(np.float64)
 
 
 class _BaseDGTForest(BaseEstimator, metaclass=ABCMeta):
@@ -346,84 +301,6 @@ class _BaseDGTForest(BaseEstimator, metaclass=ABCMeta):
         imp = np.mean([member.feature_importances_ for member in self.estimators_], axis=0)
         total = imp.sum()
         return imp / total if total > 0 else imp
-
-
-def _forest_params_doc(oob_attr):
-    """Parameters section of a forest's docstring."""
-    return (
-        f"""
-    Parameters
-    ----------
-    n_estimators : int, default=30
-        Number of trees (30 in the paper).
-    max_samples : float in (0, 1], default=1.0
-        Size of each bootstrap sample as a fraction of the training rows (of
-        positive weight); the paper picks it from {{0.7, 0.85, 0.9, 1}}. Must
-        be 1.0 when ``bootstrap=False``.
-    bootstrap : bool, default=True
-        Draw each member's rows with replacement. When False every member
-        trains on all the rows and the members differ only by their seeds
-        (initialization, validation split, batch order).
-    oob_score : bool, default=False
-        Score the forest on the out-of-bag rows (requires ``bootstrap``):
-        sets ``oob_score_`` and ``{oob_attr}``.
-    n_jobs : int, default=None
-        Number of members fitted in parallel by :class:`joblib.Parallel`
-        (``None`` means 1 unless in a :func:`joblib.parallel_backend` context,
-        ``-1`` means all processors). When it is not 1, torch is limited to
-        one thread inside each worker. Any joblib backend works, for
-        instance ``with joblib.parallel_backend("dask"):`` (with a
-        ``dask.distributed.Client``) or ``"ray"`` (after
-        ``ray.util.joblib.register_ray()``).
-"""
-        + _DOC_TREE_PARAMS
-        + """    random_state : int, RandomState instance or None, default=None
-        Draws one seed per member (its initialization, validation split and
-        batch order) and the bootstrap samples. Two fits with the same integer
-        give identical forests, whatever ``n_jobs`` (for the same number of
-        torch threads per fit). Never passed to the members as such.
-    device : {"auto", "cpu", "cuda"}, default="auto"
-        Where the members train; prediction is always on the CPU, without
-        torch.
-    verbose : int, default=0
-        Passed to the members (``>= 1``: one line per epoch and member).
-"""
-    )
-
-
-_MEMBER_PARAMS_NOTE = """
-    The parameters from ``max_depth`` to ``tol``, ``device`` and ``verbose``
-    are those of :class:`{member}`, with the same defaults, passed unchanged
-    to every member (``warm_start`` is not offered).
-
-    Read more in the :doc:`User Guide </dgt>`.
-"""
-
-_DOC_FOREST_ATTRS = """
-    estimators_ : list of {member}
-        The fitted members (torch-free).
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Names of features seen during fit (only when X has string column
-        names).
-    n_iter_ : ndarray of shape (n_estimators,)
-        Number of epochs each member ran.
-    feature_importances_ : ndarray of shape (n_features_in_,)
-        Mean of the members' importances, renormalized to sum to one.
-    oob_score_ : float
-        Score ({score}) of the out-of-bag predictions, weighted by
-        ``sample_weight``, over the rows that at least one member left out of
-        its sample. Only with ``oob_score=True``.
-"""
-
-_REFERENCES = """
-    References
-    ----------
-    A. Karthikeyan, N. Jain, N. Natarajan, P. Jain. "Learning Accurate
-    Decision Trees with Bandit Feedback via Quantized Gradient Descent".
-    TMLR, 2022. Section 5.2 and Appendix C ("DGT-Forest").
-"""
 
 
 class DGTForestClassifier(ClassifierMixin, _BaseDGTForest):

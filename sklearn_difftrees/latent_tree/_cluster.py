@@ -15,7 +15,8 @@ from sklearn.utils.validation import check_is_fitted
 from .._compat import Interval, StrOptions, _fit_context, validate_data
 from .._core.base import TRAINING_PARAMETER_CONSTRAINTS, BaseObliqueTree
 from .._core.tree import ObliqueTree
-from ._classes import LatentTreeRegressor, _PrunedTreeMixin
+from ._classes import LatentTreeRegressor
+from ._pruned import _PrunedTreeMixin
 
 __all__ = ["LatentTreeClusterer"]
 

@@ -1,0 +1,85 @@
+"""The numpydoc sections the two DGT forests share (parameters, attributes,
+references), formatted per task in ``_forest``."""
+
+from ._classes import _DOC_TREE_PARAMS
+
+__all__ = ["_DOC_FOREST_ATTRS", "_MEMBER_PARAMS_NOTE", "_REFERENCES", "_forest_params_doc"]
+
+
+def _forest_params_doc(oob_attr):
+    """Parameters section of a forest's docstring."""
+    return (
+        f"""
+    Parameters
+    ----------
+    n_estimators : int, default=30
+        Number of trees (30 in the paper).
+    max_samples : float in (0, 1], default=1.0
+        Size of each bootstrap sample as a fraction of the training rows (of
+        positive weight); the paper picks it from {{0.7, 0.85, 0.9, 1}}. Must
+        be 1.0 when ``bootstrap=False``.
+    bootstrap : bool, default=True
+        Draw each member's rows with replacement. When False every member
+        trains on all the rows and the members differ only by their seeds
+        (initialization, validation split, batch order).
+    oob_score : bool, default=False
+        Score the forest on the out-of-bag rows (requires ``bootstrap``):
+        sets ``oob_score_`` and ``{oob_attr}``.
+    n_jobs : int, default=None
+        Number of members fitted in parallel by :class:`joblib.Parallel`
+        (``None`` means 1 unless in a :func:`joblib.parallel_backend` context,
+        ``-1`` means all processors). When it is not 1, torch is limited to
+        one thread inside each worker. Any joblib backend works, for
+        instance ``with joblib.parallel_backend("dask"):`` (with a
+        ``dask.distributed.Client``) or ``"ray"`` (after
+        ``ray.util.joblib.register_ray()``).
+"""
+        + _DOC_TREE_PARAMS
+        + """    random_state : int, RandomState instance or None, default=None
+        Draws one seed per member (its initialization, validation split and
+        batch order) and the bootstrap samples. Two fits with the same integer
+        give identical forests, whatever ``n_jobs`` (for the same number of
+        torch threads per fit). Never passed to the members as such.
+    device : {"auto", "cpu", "cuda"}, default="auto"
+        Where the members train; prediction is always on the CPU, without
+        torch.
+    verbose : int, default=0
+        Passed to the members (``>= 1``: one line per epoch and member).
+"""
+    )
+
+
+_MEMBER_PARAMS_NOTE = """
+    The parameters from ``max_depth`` to ``tol``, ``device`` and ``verbose``
+    are those of :class:`{member}`, with the same defaults, passed unchanged
+    to every member (``warm_start`` is not offered).
+
+    Read more in the :doc:`User Guide </dgt>`.
+"""
+
+_DOC_FOREST_ATTRS = """
+    estimators_ : list of {member}
+        The fitted members (torch-free).
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit (only when X has string column
+        names).
+    n_iter_ : ndarray of shape (n_estimators,)
+        Number of epochs each member ran.
+    feature_importances_ : ndarray of shape (n_features_in_,)
+        Mean of the members' importances, renormalized to sum to one.
+    oob_score_ : float
+        Score ({score}) of the out-of-bag predictions, weighted by
+        ``sample_weight``, over the rows that at least one member left out of
+        its sample. Only with ``oob_score=True``.
+"""
+
+_REFERENCES = """
+    References
+    ----------
+    A. Karthikeyan, N. Jain, N. Natarajan, P. Jain. "Learning Accurate
+    Decision Trees with Bandit Feedback via Quantized Gradient Descent".
+    TMLR, 2022. Section 5.2 and Appendix C ("DGT-Forest").
+"""
+
