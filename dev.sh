@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One-stop set-up and entry points (see README.md).
 #   bash dev.sh demo    # set up, then train on bundled real data and print a table
-#   bash dev.sh test    # set up, then run the test suite
+#   bash dev.sh test    # set up, then check the import layering and run the test suite
 #   bash dev.sh bench-smoke   # set up, then a tiny run of every benchmark script
 #   bash dev.sh docs    # set up with the docs extra, then build the site (warnings are errors)
 # Set-up (idempotent): a virtualenv in $VENV (default .venv), the CPU build of
@@ -32,6 +32,7 @@ case "$cmd" in
         ;;
     test)
         setup
+        "$VENV/bin/lint-imports"    # the layering contracts of pyproject.toml
         "$VENV/bin/python" -m pytest -q
         ;;
     bench-smoke)
