@@ -208,8 +208,8 @@ def test_stable_sgd_refreshes_assignments_when_the_bound_stalls(clf_data, capsys
     X, y = clf_data
     NonGreedyObliqueTreeClassifier(max_depth=3, max_iter=15, stable=True, tol=1e-2,
                                    early_stopping=False, n_iter_no_change=100,
-                                   random_state=0, verbose=1).fit(X, y)
-    lines = capsys.readouterr().out.splitlines()
+                                   random_state=0, verbose=2).fit(X, y)
+    lines = [line for line in capsys.readouterr().out.splitlines() if "] epoch " in line]
     assert len(lines) == 15
     refreshed = [i for i, line in enumerate(lines) if "assignments refreshed" in line]
     assert 0 < len(refreshed) < 15

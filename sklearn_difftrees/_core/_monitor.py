@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 
 from sklearn.exceptions import ConvergenceWarning
 
+from ._progress import Progress
+
 __all__ = ["EpochMonitor", "History"]
 
 
@@ -52,7 +54,9 @@ class EpochMonitor:
     has_validation : bool
         Whether :meth:`end_epoch` receives validation results.
     verbose : int
-        ``>= 1`` prints one line per epoch.
+        ``1``: a progress bar over the epochs with the time left (one line
+        per epoch without tqdm); ``>= 2``: also the losses and validation
+        score of every epoch (see :mod:`~sklearn_difftrees._core._progress`).
     loss_name : str, default="loss"
         What the training loss is called in messages (e.g. "bound").
     """
@@ -70,9 +74,11 @@ class EpochMonitor:
         self.history = History()
         self._best = math.inf
         self._no_improvement = 0
+        self.progress = Progress(max_iter, desc=name, unit="epoch", verbose=verbose)
 
     def _check_finite(self, value, what, epoch):
         if not math.isfinite(value):
+            self.progress.close("diverged")
             raise FloatingPointError(
                 f"{self.name} diverged: the {what} became {value} at epoch {epoch}. "
                 f"Try a smaller learning_rate (currently {self.learning_rate})."
@@ -98,14 +104,14 @@ class EpochMonitor:
         h.n_iter = epoch
         h.best_loss = min(h.best_loss, loss)
         monitored = loss
-        msg = f"[{self.name}] epoch {epoch}/{self.max_iter}  {self.loss_name} {loss:.5f}"
+        info = {self.loss_name: loss}
         if validation is not None:
             val_loss, val_score = validation
             self._check_finite(val_loss, "validation loss", epoch)
             h.validation_loss_curve.append(val_loss)
             h.validation_scores.append(val_score)
             monitored = val_loss
-            msg += f"  val_loss {val_loss:.5f}  val_score {val_score:.5f}"
+            info.update(val_loss=val_loss, val_score=val_score)
         if monitored < self._best - self.tol:
             self._no_improvement = 0
         else:
@@ -116,8 +122,7 @@ class EpochMonitor:
             h.best_epoch = epoch
             if validation is not None:
                 h.best_validation_score = validation[1]
-        if self.verbose:
-            print(f"{msg}{note}  ({time.perf_counter() - tic:.2f}s)", flush=True)
+        self.progress.update(info=info, note=note, step_seconds=h.epoch_seconds[-1])
         return improved
 
     @property
@@ -128,7 +133,12 @@ class EpochMonitor:
         return self.history.stopped_early
 
     def finish(self):
-        """Warn when the budget ran out before the stopping rule fired."""
+        """Close the progress display; warn when the budget ran out before the
+        stopping rule fired."""
+        h = self.history
+        self.progress.close(
+            f"stopped early (best epoch {h.best_epoch})" if h.stopped_early else None
+        )
         if self.history.n_iter > 0 and not self.history.stopped_early:
             watched = "validation loss" if self.has_validation else f"training {self.loss_name}"
             warnings.warn(

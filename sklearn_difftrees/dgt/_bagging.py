@@ -1,13 +1,18 @@
 """The bagging machinery of the DGT forests: bootstrap samples as integer row
-counts, and the fit of one member in a joblib worker with torch limited to one
-thread (restored afterwards)."""
+counts, the fit of one member in a joblib worker with torch limited to one
+thread (restored afterwards), and the fit of all members with a progress bar
+over trees."""
 
 import contextlib
 import sys
 
 import numpy as np
+from sklearn.utils.parallel import Parallel, delayed
 
-__all__ = ["_bootstrap_counts", "_fit_member", "_keep_torch_threads"]
+from .._core._progress import Progress
+
+__all__ = ["_bootstrap_counts", "_fit_member", "_fit_members_with_progress",
+           "_keep_torch_threads"]
 
 
 def _fit_member(member, X, y, sample_weight, single_thread):
@@ -29,6 +34,34 @@ def _fit_member(member, X, y, sample_weight, single_thread):
     finally:
         torch.set_num_threads(previous)
     return member._discard_warm_start_state()
+
+
+def _fit_member_indexed(i, *args):
+    """``(i, _fit_member(*args))``: a result that says which member it is."""
+    return i, _fit_member(*args)
+
+
+def _fit_members_with_progress(jobs, n_members, n_jobs, name, verbose):
+    """Fit the members (``jobs``: argument tuples of :func:`_fit_member`)
+    while the main process advances a bar over trees.
+
+    The members come back as they finish (joblib's
+    ``return_as="generator_unordered"``, so the bar moves with every
+    finished member, whatever ``n_jobs`` and the backend) and are put back in
+    submission order: the forest is the same as without progress.
+    """
+    members = [None] * n_members
+    with Progress(n_members, desc=name, unit="tree", verbose=verbose) as progress:
+        results = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
+            delayed(_fit_member_indexed)(i, *job) for i, job in enumerate(jobs)
+        )
+        for i, member in results:
+            members[i] = member
+            info = {"member": i, "epochs": member.n_iter_}
+            if member.best_validation_score_ is not None:
+                info["best_val_score"] = float(member.best_validation_score_)
+            progress.update(info=info)
+    return members
 
 
 @contextlib.contextmanager

@@ -11,6 +11,7 @@ from sklearn.utils import check_random_state
 
 from .._compat import Interval, StrOptions, validate_data
 from .._core import topology
+from .._core._progress import Progress
 from .._core.base import BaseObliqueTree
 from .._core.tree import ObliqueTree
 from .._core.validation import check_predict_data, fit_standardizer
@@ -163,6 +164,10 @@ class _BaseDGTBandit(BaseObliqueTree):
         engine = self._get_engine()
         Z = self._standardized(X)
         self.loss_curve_ = []
+        progress = Progress(
+            self.n_passes * X.shape[0], desc=type(self).__name__, unit="round",
+            verbose=self.verbose,
+        )
         for epoch in range(self.n_passes):
             order = self._rng.permutation(X.shape[0])
             self._played_losses = []
@@ -170,17 +175,17 @@ class _BaseDGTBandit(BaseObliqueTree):
                 Z[order],
                 lambda out, leaf, rows: self._simulate_rounds(out, y, order[rows]),
                 type(self).__name__,
+                on_rounds=lambda k: progress.update(k, line=False) if progress.enabled else None,
             )
             self._leaf_counts += np.bincount(leaves, minlength=self._leaf_counts.size)
             self.n_rounds_ += X.shape[0]
             self.loss_curve_.append(float(np.mean(np.concatenate(self._played_losses))))
             del self._played_losses
-            if self.verbose:
-                print(
-                    f"[{type(self).__name__}] pass {epoch + 1}/{self.n_passes}  "
-                    f"mean played loss {self.loss_curve_[-1]:.5f}",
-                    flush=True,
-                )
+            progress.update(0, info={
+                "pass": f"{epoch + 1}/{self.n_passes}",
+                "mean_played_loss": self.loss_curve_[-1],
+            })
+        progress.close()
         self.n_iter_ = self.n_passes
         self._sync(engine)
         return self
@@ -237,7 +242,10 @@ _DOC_COMMON_PARAMS = """    max_depth : int, default=6
         Where to learn. Updates run a few samples at a time, which is faster
         on a CPU; prediction is always on the CPU, without torch.
     verbose : int, default=0
-        ``>= 1`` prints the mean played loss after every pass of ``fit``.
+        ``0`` is silent; ``1`` shows a progress bar over the rounds of
+        ``fit`` with the time left (one line per pass without tqdm, see the
+        ``progress`` extra); ``>= 2`` adds the mean played loss of every pass.
+        ``update`` and ``{sample}`` print nothing.
 """
 
 _DOC_COMMON_ATTRS = """    n_features_in_ : int

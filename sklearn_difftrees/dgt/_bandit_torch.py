@@ -114,13 +114,15 @@ class OnlineDGT:
         return W, b, self.module.leaf.detach().cpu().double().numpy()
 
     # ------------------------------------------------------------ rounds
-    def run(self, Z, round_loss, name):
+    def run(self, Z, round_loss, name, on_rounds=None):
         """Process the rows of ``Z`` as consecutive rounds.
 
         ``round_loss(outputs, leaves, rows)`` returns the per-round surrogate
         losses (a tensor) of the rows ``rows`` (indices into ``Z``) given the
         module's outputs on them; it may draw the actions it scores (``fit``'s
-        simulation). Returns the hard leaf of every row at its round.
+        simulation). ``on_rounds(k)``, when given, is called after every
+        ``k`` rounds processed (progress display). Returns the hard leaf of
+        every row at its round.
         """
         n = Z.shape[0]
         Zt = to_tensor(Z, self.device)
@@ -145,5 +147,7 @@ class OnlineDGT:
                 self.optimizer.step()
                 self.optimizer.zero_grad(set_to_none=True)
                 self.pending = 0
+            if on_rounds is not None:
+                on_rounds(stop - start)
             start = stop
         return leaves

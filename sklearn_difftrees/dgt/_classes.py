@@ -181,8 +181,10 @@ _DOC_PARAMS = (
         Where to train; ``"auto"`` picks CUDA when available. Prediction is
         always on the CPU, without torch.
     verbose : int, default=0
-        ``0`` is silent; ``>= 1`` prints one line per epoch (loss, validation
-        loss and score, time).
+        ``0`` is silent; ``1`` shows a progress bar over the epochs with the
+        time left (one line per epoch without tqdm, see the ``progress``
+        extra); ``>= 2`` adds the training loss, validation loss and
+        validation score of every epoch.
     warm_start : bool, default=False
         Continue training the previous solution (same classes / outputs and
         the same input scaling) instead of starting afresh.

@@ -28,7 +28,12 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, RealNotInt, _fit_context
 from .._core.validation import check_fit_data, check_predict_data, encode_classification_target
-from ._bagging import _bootstrap_counts, _fit_member, _keep_torch_threads
+from ._bagging import (
+    _bootstrap_counts,
+    _fit_member,
+    _fit_members_with_progress,
+    _keep_torch_threads,
+)
 from ._classes import DGTClassifier, DGTRegressor, _BaseDGT
 from ._forest_docstrings import (
     _DOC_FOREST_ATTRS,
@@ -129,6 +134,8 @@ class _BaseDGTForest(BaseEstimator, metaclass=ABCMeta):
 
     def _make_member(self, seed):
         params = {name: getattr(self, name) for name in self._member_param_names()}
+        # The forest shows progress over trees; members speak only at verbose >= 3.
+        params["verbose"] = max(0, self.verbose - 2)
         return self._member_class(**params, random_state=seed)
 
     # --------------------------------------------------------------------- fit
@@ -185,13 +192,19 @@ class _BaseDGTForest(BaseEstimator, metaclass=ABCMeta):
             return sample_weight * counts
 
         single_thread = effective_n_jobs(self.n_jobs) != 1
+        jobs = (
+            (self._make_member(int(member_seeds[i])), X, y, member_weights(i), single_thread)
+            for i in range(self.n_estimators)
+        )
         with _keep_torch_threads():
-            self.estimators_ = Parallel(n_jobs=self.n_jobs)(
-                delayed(_fit_member)(
-                    self._make_member(int(member_seeds[i])), X, y, member_weights(i), single_thread
+            if self.verbose:  # a bar over trees, advanced as members finish
+                self.estimators_ = _fit_members_with_progress(
+                    jobs, self.n_estimators, self.n_jobs, type(self).__name__, self.verbose
                 )
-                for i in range(self.n_estimators)
-            )
+            else:
+                self.estimators_ = Parallel(n_jobs=self.n_jobs)(
+                    delayed(_fit_member)(*job) for job in jobs
+                )
         self.n_iter_ = np.array([member.n_iter_ for member in self.estimators_])
 
         if self.oob_score:

@@ -44,15 +44,19 @@ def _forest_params_doc(oob_attr):
         Where the members train; prediction is always on the CPU, without
         torch.
     verbose : int, default=0
-        Passed to the members (``>= 1``: one line per epoch and member).
+        ``0`` is silent; ``1`` shows a progress bar over the trees with the
+        time left (also with ``n_jobs > 1``; one line per finished tree
+        without tqdm, see the ``progress`` extra); ``2`` adds a line per tree
+        (its epochs and best validation score); ``>= 3`` also passes
+        ``verbose - 2`` to the members (their epochs).
 """
     )
 
 
 _MEMBER_PARAMS_NOTE = """
-    The parameters from ``max_depth`` to ``tol``, ``device`` and ``verbose``
-    are those of :class:`{member}`, with the same defaults, passed unchanged
-    to every member (``warm_start`` is not offered).
+    The parameters from ``max_depth`` to ``tol`` and ``device`` are those of
+    :class:`{member}`, with the same defaults, passed unchanged to every
+    member (``warm_start`` is not offered).
 
     Read more in the :doc:`User Guide </dgt>`.
 """

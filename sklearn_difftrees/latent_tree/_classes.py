@@ -286,7 +286,10 @@ _DOC_PARAMS = """
         Where to train (the compiled PAV kernel on the CPU, the pure-torch
         PAV on CUDA). Prediction is always numpy, without torch.
     verbose : int, default=0
-        ``>= 1`` prints one line per epoch.
+        ``0`` is silent; ``1`` shows a progress bar over the epochs with the
+        time left (one line per epoch without tqdm, see the ``progress``
+        extra); ``>= 2`` adds the training loss, validation loss and
+        validation score of every epoch.
     warm_start : bool, default=False
         Continue training the previous solution.
 """

@@ -251,7 +251,10 @@ _DOC_PARAMS = """
         Seeds CART, the validation split and the shuffling through private
         generators (the global RNG is left untouched).
     verbose : int, default=0
-        ``0`` is silent; ``>= 1`` prints one line per epoch.
+        ``0`` is silent; ``1`` shows a progress bar over the epochs with the
+        time left (one line per epoch without tqdm, see the ``progress``
+        extra); ``>= 2`` adds the training surrogate bound, validation loss and
+        validation score of every epoch.
 """
 
 _DOC_ATTRS = """

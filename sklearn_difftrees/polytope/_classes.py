@@ -166,7 +166,7 @@ class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, BaseObliqueTree)
             grad_clip=self.grad_clip,
             n_iter_no_change=self.n_iter_no_change,
             tol=self.tol,
-            verbose=max(0, self.verbose - 1),
+            verbose=max(0, self.verbose - 2),  # the stumps' epochs: only at verbose >= 3
         )
         ctx = dict(crit=crit, prior=prior, settings=settings, device=device, rng=rng,
                    training=_training, classification=classification)
@@ -185,7 +185,8 @@ class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, BaseObliqueTree)
             val = (Z[va], Y_fit[va], w_fit[va]) if self.early_stopping and va.size else None
             refined, history = _training.refine(
                 sorted(params), scaled, Z[tr], Y_fit[tr], w_fit[tr], val,
-                classification=classification, prior=prior, settings=settings,
+                classification=classification, prior=prior,
+                settings={**settings, "verbose": self.verbose},
                 max_iter=self.max_iter, early_stopping=val is not None,
                 seed=int(rng.randint(np.iinfo(np.int32).max)), device=device,
                 name=type(self).__name__,

@@ -92,7 +92,12 @@ _DOC_PARAMS = """
     device : {{"auto", "cpu", "cuda"}}, default="auto"
         Where to train; prediction is always on the CPU, without torch.
     verbose : int, default=0
-        ``>= 2`` prints one line per training epoch.
+        ``0`` is silent; ``1`` shows progress bars with the time left, over
+        the levels of the greedy growth and over the epochs of the joint
+        refinement (one line per level / epoch without tqdm, see the
+        ``progress`` extra); ``2`` adds the splits made per level and the
+        losses and validation score per epoch; ``>= 3`` also the epochs of
+        every stump trained during growth.
 """
 
 _DOC_ATTRS = """

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from .._core._progress import Progress
 from ._criterion import _std_scores
 
 __all__ = ["_GreedyGrowthMixin"]
@@ -39,6 +40,8 @@ class _GreedyGrowthMixin:
         frontier = {0: tr}
         best_score, best_depth, since = self._val_score(params, Z, Y, w, tr, va), 0, 0
         depth = 0
+        progress = Progress(cap, desc=f"{type(self).__name__} growth", unit="level",
+                            verbose=self.verbose)
         for level in range(cap):
             new_frontier = {}
             for node, idx in frontier.items():
@@ -47,18 +50,24 @@ class _GreedyGrowthMixin:
                     continue
                 params[node] = split[0]
                 new_frontier[2 * node + 1], new_frontier[2 * node + 2] = split[1], split[2]
+            info = {"splits": len(new_frontier) // 2, "tried": len(frontier)}
             if not new_frontier:
+                progress.update(info=info)
                 break
             frontier = new_frontier
             depth = level + 1
             if auto and va.size:
                 score = self._val_score(params, Z, Y, w, tr, va)
+                info["val_score"] = score
                 if score > best_score + 1e-12:
                     best_score, best_depth, since = score, depth, 0
                 else:
                     since += 1
                     if since >= AUTO_PATIENCE:
+                        progress.update(info=info)
                         break
+            progress.update(info=info)
+        progress.close(None if progress.n == cap else f"grown to depth {depth}")
         if auto and va.size:
             depth = best_depth
             params = {v: p for v, p in params.items() if int(np.log2(v + 1)) < depth}

@@ -337,7 +337,10 @@ _DOC_PARAMS = """
     device : {{"auto", "cpu", "cuda"}}, default="auto"
         Where to train. Prediction is always on the CPU, without torch.
     verbose : int, default=0
-        ``>= 1`` prints one line per epoch.
+        ``0`` is silent; ``1`` shows a progress bar over the epochs with the
+        time left (one line per epoch without tqdm, see the ``progress``
+        extra); ``>= 2`` adds the training loss, validation loss and
+        validation score of every epoch.
     warm_start : bool, default=False
         Continue training the previous ensemble (same ``n_trees``,
         ``max_depth``, classes / outputs and input scaling).
