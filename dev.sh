@@ -4,14 +4,41 @@
 #   bash dev.sh test    # set up, then check the import layering and run the test suite
 #   bash dev.sh bench-smoke   # set up, then a tiny run of every benchmark script
 #   bash dev.sh docs    # set up with the docs extra, then build the site (warnings are errors)
-# Set-up (idempotent): a virtualenv in $VENV (default .venv), the CPU build of
-# torch==2.13.0 first (an unpinned torch pulls GPU packages), then this
-# package built from source (needs a C compiler) with its test extras (and
-# the docs extras for `docs`).
+#   bash dev.sh dist-check    # set up, build sdist + wheel, serve them without torch
+# Set-up (idempotent): a virtualenv in $VENV (default .venv), torch==2.13.0
+# (the training extra), then this package built from source (needs a C
+# compiler) in editable mode with its torch and test extras (and the docs
+# extras for `docs`).
+#
+# torch: the plain pin is tried first, so that a machine whose pip finds a
+# local CPU wheel (or a mirror) uses it, and CI works with PyPI alone. On
+# Linux, PyPI's torch wheel is the CUDA build (several GB); to get the
+# CPU-only build instead, point pip at PyTorch's CPU index:
+#   TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu bash dev.sh test
+# (the same as: pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu;
+# PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu works too).
 set -euo pipefail
 cd "$(dirname "$0")"
 VENV=${VENV:-.venv}
 PYTHON=${PYTHON:-python3}
+TORCH_VERSION=2.13.0
+TORCH_INDEX_URL=${TORCH_INDEX_URL:-}
+
+install_torch() {
+    local py="$1"
+    if "$py" -c "import torch, sys; sys.exit(torch.__version__.split('+')[0] != '$TORCH_VERSION')" 2>/dev/null; then
+        return
+    fi
+    if [ -n "$TORCH_INDEX_URL" ]; then
+        "$py" -m pip install -q "torch==$TORCH_VERSION" --index-url "$TORCH_INDEX_URL"
+    else
+        "$py" -m pip install -q "torch==$TORCH_VERSION"
+    fi
+    if "$py" -c "import sys, torch; sys.exit(torch.version.cuda is None)" 2>/dev/null; then
+        echo "dev.sh: installed the CUDA build of torch. For the CPU-only build (much smaller):" >&2
+        echo "  TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu bash dev.sh ..." >&2
+    fi
+}
 
 setup() {
     local extras=${1:-test}
@@ -20,8 +47,8 @@ setup() {
     fi
     local py="$VENV/bin/python"
     "$py" -m pip install -q --upgrade pip
-    "$py" -m pip install -q "torch==2.13.0"
-    "$py" -m pip install -q -e ".[$extras]"
+    install_torch "$py"
+    "$py" -m pip install -q -e ".[torch,$extras]"
 }
 
 cmd=${1:-}

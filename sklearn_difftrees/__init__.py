@@ -10,6 +10,7 @@ sklearn_difftrees`` stays torch-free.
 import importlib
 
 from ._core.export import export_text, plot_tree
+from ._core.optional import require_torch
 from ._core.tree import ObliqueTree
 from .dgt import (
     DGTBanditClassifier,
@@ -39,7 +40,7 @@ from .polytope import (
     plot_polytope_regions,
 )
 
-__version__ = "0.1.0.dev0"
+from ._version import __version__
 
 #: Public torch modules: name -> submodule that defines it (imported lazily).
 _LAZY_TORCH_EXPORTS = {
@@ -80,6 +81,7 @@ __all__ = [
 
 def __getattr__(name):
     if name in _LAZY_TORCH_EXPORTS:
+        require_torch(f"sklearn_difftrees.{name} (a torch nn.Module)")
         module = importlib.import_module(_LAZY_TORCH_EXPORTS[name], __name__)
         value = getattr(module, name)
         globals()[name] = value

@@ -31,6 +31,7 @@ from sklearn.utils import check_random_state
 from sklearn.exceptions import NotFittedError
 
 from ._compat import Interval, StrOptions, validate_data
+from ._core.persistence import VersionedStateMixin
 from ._core.validation import fit_standardizer
 from .dgt._bandit_feedback import (
     CLASSIFICATION_LOSSES,
@@ -282,7 +283,7 @@ class _OnlineScaler:
         return Z
 
 
-class EpsilonGreedyLinearBandit(_OnlineScaler, BaseEstimator):
+class EpsilonGreedyLinearBandit(_OnlineScaler, VersionedStateMixin, BaseEstimator):
     """Epsilon-greedy linear contextual bandit (baseline).
 
     One linear model per action (scikit-learn's :class:`~sklearn.linear_model.SGDRegressor`,
@@ -371,7 +372,7 @@ class EpsilonGreedyLinearBandit(_OnlineScaler, BaseEstimator):
         return self
 
 
-class OnlineLinearRegressionBandit(_OnlineScaler, BaseEstimator):
+class OnlineLinearRegressionBandit(_OnlineScaler, VersionedStateMixin, BaseEstimator):
     """Online linear regression from one- / two-point loss feedback (baseline).
 
     ``y_hat = w @ z + b`` on standardized contexts ``z``; the derivative of the

@@ -193,13 +193,13 @@ def test_collapsed_tree_routes_like_trained_module(task):
         X, y = make_classification(300, 6, n_informative=4, n_classes=3, random_state=0)
         est = DGTClassifier(
             max_depth=3, n_layers=3, hidden_width=16, max_iter=15, random_state=0,
-            refit_leaves=False,
+            refit_leaves=False, warm_start=True,  # keeps the module's weights
         )
     else:
         X, y = make_regression(300, 6, noise=1.0, random_state=0)
         est = DGTRegressor(
             max_depth=3, n_layers=3, hidden_width=16, max_iter=15, random_state=0,
-            refit_leaves=False,
+            refit_leaves=False, warm_start=True,  # keeps the module's weights
         )
     # Raw features on very different scales: the standardization must be folded in.
     X = X * np.array([1.0, 100.0, 0.01, 5.0, 1.0, 1e3]) + np.array([0, 50, -3, 0, 7, 0])

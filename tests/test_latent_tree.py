@@ -238,7 +238,9 @@ def test_predictions_are_batch_independent_and_numpy(bc, bc_model):
 def test_numpy_prediction_matches_the_trained_module(bc):
     """The torch-free head reproduces the module with the fixed pruning vector."""
     X_tr, X_te, y_tr, _ = bc
-    clf = LatentTreeClassifier(max_depth=3, max_iter=5, random_state=0).fit(X_tr, y_tr)
+    # warm_start=True keeps the trained module's weights on the estimator.
+    clf = LatentTreeClassifier(max_depth=3, max_iter=5, random_state=0, warm_start=True)
+    clf.fit(X_tr, y_tr)
     net = clf._build_module(X_tr.shape[1], 2)
     net.load_state_dict({k: torch.from_numpy(v) for k, v in clf._module_state.items()})
     net.eval()

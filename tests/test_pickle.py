@@ -14,6 +14,7 @@ from sklearn.datasets import make_classification, make_regression
 from sklearn_difftrees import LatentTreeClassifier, LatentTreeClusterer, LatentTreeRegressor
 from sklearn_difftrees import ConvexPolytopeTreeClassifier, ConvexPolytopeTreeRegressor
 from sklearn_difftrees import NonGreedyObliqueTreeClassifier, NonGreedyObliqueTreeRegressor
+from sklearn_difftrees import TreeEnsembleLayerClassifier, TreeEnsembleLayerRegressor
 from sklearn_difftrees import (
     DGTBanditClassifier,
     DGTBanditRegressor,
@@ -74,6 +75,8 @@ PARAMS = {
     NonGreedyObliqueTreeClassifier: dict(max_depth=3, max_iter=5, random_state=0),
     NonGreedyObliqueTreeRegressor: dict(max_depth=3, max_iter=5, random_state=0),
     # -- tel pickle params --
+    TreeEnsembleLayerClassifier: dict(n_trees=3, max_depth=2, max_iter=3, random_state=0),
+    TreeEnsembleLayerRegressor: dict(n_trees=3, max_depth=2, max_iter=3, random_state=0),
     # -- polytope pickle params --
     ConvexPolytopeTreeClassifier: dict(max_depth=2, max_facets=3, max_iter=3, random_state=0),
     ConvexPolytopeTreeRegressor: dict(max_depth=2, max_facets=3, max_iter=3, random_state=0),
@@ -108,9 +111,10 @@ def test_unpickle_and_predict_without_torch(cls, tmp_path):
         np.save({str(tmp_path / "pred.npy")!r}, est.predict(X))
         if hasattr(est, "predict_proba"):
             np.save({str(tmp_path / "proba.npy")!r}, est.predict_proba(X))
-        est.apply(X)
-        est.decision_path(X)
-        est.feature_importances_
+        if hasattr(est, "apply"):  # the hard trees (TEL's soft trees have no leaf index)
+            est.apply(X)
+            est.decision_path(X)
+            est.feature_importances_
         from sklearn_difftrees import export_text
         for tree in getattr(est, "estimators_", [est]):  # a forest's members
             export_text(tree)
@@ -149,20 +153,53 @@ def test_import_package_does_not_import_torch(tmp_path):
     _run_child("import sklearn_difftrees\nprint('OK')\n", tmp_path)
 
 
+#: Every estimator that trains with torch: (import name, constructor kwargs, fit call).
+_TORCH_TRAINED = [
+    "DGTClassifier", "DGTRegressor", "DGTForestClassifier", "DGTForestRegressor",
+    "DGTBanditClassifier", "DGTBanditRegressor", "LatentTreeClassifier",
+    "LatentTreeRegressor", "LatentTreeClusterer", "TreeEnsembleLayerClassifier",
+    "TreeEnsembleLayerRegressor", "ConvexPolytopeTreeClassifier",
+    "ConvexPolytopeTreeRegressor",
+]
+
+
 def test_fit_without_torch_fails_clearly(tmp_path):
-    """Only fit needs torch; without it, fit raises ImportError naming torch."""
+    """Without torch, every torch-trained fit (and the torch layers) raises one
+    ImportError naming the extra and PyTorch's CPU-only index; NonGreedy trains."""
     _run_child(
-        """
+        f"""
         import numpy as np
-        from sklearn_difftrees import DGTClassifier
+        import sklearn_difftrees as sd
         X = np.random.RandomState(0).normal(size=(20, 3))
         y = np.arange(20) % 2
-        try:
-            DGTClassifier(max_depth=1, max_iter=1).fit(X, y)
-        except ImportError as exc:
-            assert "torch" in str(exc), exc
-        else:
-            raise SystemExit("fit succeeded without torch")
+
+        def check(what, call):
+            try:
+                call()
+            except ImportError as exc:
+                msg = str(exc)
+                assert exc.name == "torch", (what, exc.name)
+                assert 'pip install "sklearn-difftrees[torch]"' in msg, (what, msg)
+                assert "https://download.pytorch.org/whl/cpu" in msg, (what, msg)
+                assert what.split(".")[0] in msg, (what, msg)
+            else:
+                raise SystemExit(f"{{what}} succeeded without torch")
+
+        for name in {_TORCH_TRAINED!r}:
+            cls = getattr(sd, name)
+            est = cls(max_depth=1, max_iter=1) if "Bandit" not in name else cls(max_depth=1)
+            check(name + ".fit", lambda: est.fit(X, y))
+        check("DGTBanditClassifier.sample_actions",
+              lambda: sd.DGTBanditClassifier(max_depth=1, classes=[0, 1]).sample_actions(X))
+        check("TreeEnsembleLayer", lambda: sd.TreeEnsembleLayer)
+        check("LatentTreeLayer", lambda: sd.LatentTreeLayer)
+        # NonGreedy trains without torch.
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            sd.NonGreedyObliqueTreeClassifier(max_depth=2, max_iter=2).fit(X, y).predict(X)
+        assert not any(m == "torch" or m.startswith("torch.") for m in sys.modules)
+        print("OK")
         """,
         tmp_path,
     )

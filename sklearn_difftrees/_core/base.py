@@ -30,6 +30,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, RealNotInt, StrOptions, _fit_context
+from .optional import require_torch
+from .persistence import VersionedStateMixin
 from .tree import ObliqueTree
 from .validation import (
     check_fit_data,
@@ -69,7 +71,7 @@ TRAINING_PARAMETER_CONSTRAINTS = {
 }
 
 
-class BaseObliqueTree(BaseEstimator, metaclass=ABCMeta):
+class BaseObliqueTree(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
     """Routing methods of every estimator holding a hard ``tree_``.
 
     ``tree_`` is an :class:`ObliqueTree` or any tree with the same routing
@@ -142,7 +144,7 @@ class BaseObliqueTree(BaseEstimator, metaclass=ABCMeta):
         return imp / total if total > 0 else imp
 
 
-class BaseGradientModel(BaseEstimator, metaclass=ABCMeta):
+class BaseGradientModel(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
     """``fit`` of every model trained by gradient descent in torch.
 
     Input validation, sample weights, internal standardization, the
@@ -176,8 +178,10 @@ class BaseGradientModel(BaseEstimator, metaclass=ABCMeta):
     def _discard_warm_start_state(self):
         """Drop the trained module's weights, kept only for ``warm_start``.
 
-        Prediction never uses them; an ensemble calls this on its members,
-        whose pickles would otherwise be dominated by the hidden layers.
+        Prediction never uses them: ``fit`` calls this unless
+        ``warm_start=True``, so that a fitted model pickles only what
+        prediction needs (for DGT the hidden layers of the trained network
+        would otherwise dominate the pickle).
         """
         self.__dict__.pop("_module_state", None)
         return self
@@ -228,7 +232,7 @@ class BaseGradientModel(BaseEstimator, metaclass=ABCMeta):
             val = (Z_fit[va], Y_fit[va], w_fit[va])
             Z_fit, Y_fit, w_fit = Z_fit[tr], Y_fit[tr], w_fit[tr]
 
-        import torch  # the only place a fit imports torch
+        torch = require_torch(f"{type(self).__name__}.fit")  # the only place a fit imports torch
 
         from ._trainer import resolve_device, seeded, to_tensor, train
 
@@ -278,6 +282,8 @@ class BaseGradientModel(BaseEstimator, metaclass=ABCMeta):
             self.best_validation_score_ = None
 
         self._freeze(module, X, Y, sample_weight, keep)
+        if not self.warm_start:  # prediction never reads the module's weights
+            self._discard_warm_start_state()
         return self
 
 

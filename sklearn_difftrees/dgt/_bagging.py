@@ -10,6 +10,7 @@ import numpy as np
 from sklearn.utils.parallel import Parallel, delayed
 
 from .._core._progress import Progress
+from .._core.optional import require_torch
 
 __all__ = ["_bootstrap_counts", "_fit_member", "_fit_members_with_progress",
            "_keep_torch_threads"]
@@ -25,7 +26,7 @@ def _fit_member(member, X, y, sample_weight, single_thread):
     if not single_thread:
         member.fit(X, y, sample_weight=sample_weight)
         return member._discard_warm_start_state()
-    import torch  # the member's fit imports it anyway
+    torch = require_torch("DGT forest members' fit")  # the member's fit imports it anyway
 
     previous = torch.get_num_threads()
     torch.set_num_threads(1)

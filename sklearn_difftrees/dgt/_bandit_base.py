@@ -13,6 +13,7 @@ from .._compat import Interval, StrOptions, validate_data
 from .._core import topology
 from .._core._progress import Progress
 from .._core.base import BaseObliqueTree
+from .._core.optional import require_torch
 from .._core.tree import ObliqueTree
 from .._core.validation import check_predict_data, fit_standardizer
 
@@ -117,6 +118,7 @@ class _BaseDGTBandit(BaseObliqueTree):
     def _get_engine(self):
         engine = self.__dict__.get("_engine")
         if engine is None:
+            require_torch(f"{type(self).__name__} learning (fit, update, sample_*)")
             from ._bandit_torch import OnlineDGT  # torch is imported here only
 
             engine = OnlineDGT(self, getattr(self, "_state", None))

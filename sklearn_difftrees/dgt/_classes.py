@@ -188,6 +188,12 @@ _DOC_PARAMS = (
     warm_start : bool, default=False
         Continue training the previous solution (same classes / outputs and
         the same input scaling) instead of starting afresh.
+        ``False`` (default): after ``fit`` the trained network's weights are
+        dropped, so the fitted estimator (and its pickle) holds only what
+        prediction needs, and a later ``fit`` starts afresh. ``True`` keeps
+        them on the estimator (and in its pickle: for the default
+        classifier about 20 times the size of the tree) so that the next
+        ``fit`` continues from them.
 """
 )
 

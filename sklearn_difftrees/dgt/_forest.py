@@ -27,6 +27,8 @@ from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, RealNotInt, _fit_context
+from .._core.optional import require_torch
+from .._core.persistence import VersionedStateMixin
 from .._core.validation import check_fit_data, check_predict_data, encode_classification_target
 from ._bagging import (
     _bootstrap_counts,
@@ -52,7 +54,7 @@ _MAX_INT = np.iinfo(np.int32).max
 _NOT_PASSED_TO_MEMBERS = frozenset({"random_state", "class_weight", "warm_start"})
 
 
-class _BaseDGTForest(BaseEstimator, metaclass=ABCMeta):
+class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
     """Bagging of DGT trees: parameters, fit, OOB, routing and importances.
 
     Subclasses set ``_member_class`` and put the task mixin on the left. The
@@ -191,6 +193,7 @@ class _BaseDGTForest(BaseEstimator, metaclass=ABCMeta):
             counts = _bootstrap_counts(sample_seeds[i], candidates, n_samples, n_draws)
             return sample_weight * counts
 
+        require_torch(f"{type(self).__name__}.fit")  # before any worker starts
         single_thread = effective_n_jobs(self.n_jobs) != 1
         jobs = (
             (self._make_member(int(member_seeds[i])), X, y, member_weights(i), single_thread)

@@ -292,6 +292,12 @@ _DOC_PARAMS = """
         validation score of every epoch.
     warm_start : bool, default=False
         Continue training the previous solution.
+        ``False`` (default): after ``fit`` the trained network's weights are
+        dropped, so the fitted estimator (and its pickle) holds only what
+        prediction needs, and a later ``fit`` starts afresh. ``True`` keeps
+        them on the estimator (and in its pickle: the split
+        layer and the head, before pruning) so that the next
+        ``fit`` continues from them.
 """
 
 _DOC_ATTRS = """

@@ -14,6 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context, validate_data
 from .._core.base import TRAINING_PARAMETER_CONSTRAINTS, BaseObliqueTree
+from .._core.optional import require_torch
 from .._core.tree import ObliqueTree
 from ._classes import LatentTreeRegressor
 from ._pruned import _PrunedTreeMixin
@@ -206,6 +207,7 @@ random_state, device, verbose
             "early_stopping", "validation_fraction", "n_iter_no_change", "tol",
             "random_state", "device", "verbose",
         )}
+        require_torch(f"{type(self).__name__}.fit")
         head_input = "z" if self.target_features is None else "concat"
         reg = LatentTreeRegressor(head="linear", head_input=head_input, **params)
         reg.fit(X[:, inputs], X[:, targets], sample_weight=sample_weight)

@@ -11,6 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, RealNotInt, StrOptions, _fit_context
 from .._core.base import TRAINING_PARAMETER_CONSTRAINTS, BaseObliqueTree
+from .._core.optional import require_torch
 from .._core.validation import (
     check_fit_data,
     check_predict_data,
@@ -151,6 +152,7 @@ class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, BaseObliqueTree)
             tr, va = np.arange(n), np.arange(0)
 
         # The only place a fit imports torch (through the training modules).
+        require_torch(f"{type(self).__name__}.fit")
         from .._core._trainer import resolve_device
         from . import _training
 

@@ -344,6 +344,12 @@ _DOC_PARAMS = """
     warm_start : bool, default=False
         Continue training the previous ensemble (same ``n_trees``,
         ``max_depth``, classes / outputs and input scaling).
+        ``False`` (default): after ``fit`` the trained network's weights are
+        dropped, so the fitted estimator (and its pickle) holds only what
+        prediction needs, and a later ``fit`` starts afresh. ``True`` keeps
+        them on the estimator (and in its pickle: the
+        ensemble's arrays in the standardized space, a second copy) so that the next
+        ``fit`` continues from them.
 """
 
 _DOC_ATTRS = """
