@@ -74,9 +74,9 @@ TRAINING_PARAMETER_CONSTRAINTS = {
 class BaseObliqueTree(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
     """Routing methods of every estimator holding a hard ``tree_``.
 
-    ``tree_`` is an :class:`ObliqueTree` or any tree with the same routing
-    interface (``apply``, ``decision_path``, ``depth``, ``n_leaves``), such
-    as the ConvexPolytopeTree's ``PolytopeTree``, whose leaves may sit at
+    ``tree_`` is an :class:`ObliqueTree` or any tree following the
+    :class:`~sklearn_difftrees._core.tree.FittedTree` protocol (``apply``,
+    ``decision_path``, ``depth``, ``n_leaves``), whose leaves may sit at
     different depths. Subclasses with other split kinds override
     ``feature_importances_``.
     """

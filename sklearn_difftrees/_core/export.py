@@ -244,40 +244,57 @@ def plot_tree(
     limit = tree.max_depth if max_depth is None else min(max_depth, tree.max_depth)
     n_int = tree.n_internal
     ax = plt.gca() if ax is None else ax
-    ax.set_axis_off()
 
-    # Lay out: leaves of the drawn tree get consecutive x positions.
+    def children(node):
+        if node < n_int:
+            return [c for c in (2 * node + 1, 2 * node + 2) if tree.active[c]]
+        return []
+
+    def label(node, depth, expanded):
+        samples = f"\nsamples = {tree.n_node_samples[node]:.0f}"
+        if node < n_int and expanded:
+            lhs, thr = _split_text(decision_tree, node, names, top_k, decimals)
+            return f"{lhs} <= {thr}" + samples
+        if node >= n_int:
+            return _leaf_text(decision_tree, node - n_int, class_names, decimals) + samples
+        return "(subtree)" + samples
+
+    return draw_tree(ax, limit, children, label, fontsize)
+
+
+def draw_tree(ax, limit, children, label, fontsize=None):
+    """Draw a heap-ordered tree top-down into ``ax``; the layout of every ``plot_tree``.
+
+    ``children(node)`` lists the drawn children of ``node`` (asked only above
+    depth ``limit``); ``label(node, depth, expanded)`` is the text of its box,
+    ``expanded`` saying whether its children are drawn. Leaves of the drawn
+    tree get consecutive x positions, a parent sits at the mean of its
+    children. Returns the annotations, one per drawn node.
+    """
+    ax.set_axis_off()
     pos, order = {}, []
 
     def layout(node, depth):
-        children = []
-        if node < n_int and depth < limit:
-            children = [c for c in (2 * node + 1, 2 * node + 2) if tree.active[c]]
-        if not children:
+        kids = children(node) if depth < limit else []
+        if not kids:
             pos[node] = (len(order), depth)
             order.append(node)
             return pos[node][0]
-        xs = [layout(c, depth + 1) for c in children]
+        xs = [layout(c, depth + 1) for c in kids]
         pos[node] = (sum(xs) / len(xs), depth)
         return pos[node][0]
 
     layout(0, 0)
     width = max(len(order) - 1, 1)
     height = max(limit, 1)
+    expanded = {(c - 1) // 2 for c in pos if c}
     annotations = []
     kw = dict(ha="center", va="center", bbox=dict(boxstyle="round", fc="white", ec="0.3"))
     if fontsize is not None:
         kw["fontsize"] = fontsize
     for node, (x, d) in pos.items():
         xy = (x / width if len(order) > 1 else 0.5, 1 - d / height)
-        if node < n_int and d < limit and any(p for p in pos if (p - 1) // 2 == node and p):
-            lhs, thr = _split_text(decision_tree, node, names, top_k, decimals)
-            text = f"{lhs} <= {thr}\nsamples = {tree.n_node_samples[node]:.0f}"
-        elif node >= n_int:
-            text = _leaf_text(decision_tree, node - n_int, class_names, decimals)
-            text += f"\nsamples = {tree.n_node_samples[node]:.0f}"
-        else:
-            text = f"(subtree)\nsamples = {tree.n_node_samples[node]:.0f}"
+        text = label(node, d, node in expanded)
         if node == 0:
             ann = ax.annotate(text, xy=xy, xycoords="axes fraction", **kw)
         else:

@@ -15,7 +15,7 @@ trees; nodes below a leaf are never shown.
 
 import numpy as np
 
-from .._core.export import _leaf_text, linear_terms
+from .._core.export import _leaf_text, draw_tree, linear_terms
 
 __all__ = ["polytope_export_text", "polytope_plot_tree"]
 
@@ -99,37 +99,8 @@ def polytope_plot_tree(est, names, class_names, max_depth, decimals, top_k, font
     """The drawing of :func:`plot_tree` for a polytope tree."""
     tree = est.tree_
     limit = tree.depth if max_depth is None else min(max_depth, tree.depth)
-    ax.set_axis_off()
-    pos, order = {}, []
 
-    def layout(node, depth):
-        children = polytope_children(tree, node) if depth < limit else []
-        if not children:
-            pos[node] = (len(order), depth)
-            order.append(node)
-            return pos[node][0]
-        xs = [layout(c, depth + 1) for c in children]
-        pos[node] = (sum(xs) / len(xs), depth)
-        return pos[node][0]
+    def label(node, depth, expanded):
+        return polytope_node_label(est, node, names, class_names, decimals, top_k, depth >= limit)
 
-    layout(0, 0)
-    width = max(len(order) - 1, 1)
-    height = max(limit, 1)
-    kw = dict(ha="center", va="center", bbox=dict(boxstyle="round", fc="white", ec="0.3"))
-    if fontsize is not None:
-        kw["fontsize"] = fontsize
-    annotations = []
-    for node, (x, d) in pos.items():
-        xy = (x / width if len(order) > 1 else 0.5, 1 - d / height)
-        text = polytope_node_label(est, node, names, class_names, decimals, top_k, d >= limit)
-        if node == 0:
-            ann = ax.annotate(text, xy=xy, xycoords="axes fraction", **kw)
-        else:
-            px, pd = pos[(node - 1) // 2]
-            pxy = (px / width if len(order) > 1 else 0.5, 1 - pd / height)
-            ann = ax.annotate(
-                text, xy=pxy, xytext=xy, xycoords="axes fraction", textcoords="axes fraction",
-                arrowprops=dict(arrowstyle="<-", color="0.4"), **kw,
-            )
-        annotations.append(ann)
-    return annotations
+    return draw_tree(ax, limit, lambda node: polytope_children(tree, node), label, fontsize)
