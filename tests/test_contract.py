@@ -324,6 +324,39 @@ def test_export_text_class_names(fitted_clf):
         export_text(fitted_clf, feature_names=["a"])
 
 
+def test_export_dispatches_on_the_fitted_tree_hooks(fitted_clf):
+    """A tree kind the core does not know renders through its own hooks (the
+    FittedTree protocol): export_text / plot_tree pass it the estimator, the
+    resolved feature names and the validated arguments."""
+    import copy
+
+    import matplotlib.pyplot as plt
+
+    calls = []
+
+    class OtherTree(type(fitted_clf.tree_)):
+        def _export_text(self, est, names, class_names, max_depth, decimals, top_k):
+            calls.append(("text", est, names, class_names, max_depth, decimals, top_k))
+            return "my tree\n"
+
+        def _plot_tree(self, est, names, class_names, max_depth, decimals, top_k, fontsize, ax):
+            calls.append(("plot", names, max_depth, fontsize, ax))
+            return ["drawn"]
+
+    est = copy.deepcopy(fitted_clf)
+    est.tree_.__class__ = OtherTree
+    assert export_text(est, feature_names=list("abcde"), max_depth=4, top_k=2) == "my tree\n"
+    assert calls[-1] == ("text", est, list("abcde"), None, 4, 2, 2)
+    fig, ax = plt.subplots()
+    try:
+        assert plot_tree(est, ax=ax, fontsize=6) == ["drawn"]
+        assert calls[-1] == ("plot", [f"feature_{j}" for j in range(5)], None, 6, ax)
+    finally:
+        plt.close(fig)
+    # The default path is untouched for the core's own tree.
+    assert export_text(fitted_clf) != "my tree\n"
+
+
 def test_plot_tree_returns_annotations(fitted_clf):
     import matplotlib.pyplot as plt
 
