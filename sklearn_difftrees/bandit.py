@@ -53,11 +53,15 @@ __all__ = [
 class LearningCurve:
     """What :func:`simulate` recorded.
 
-    Attributes
+    A dataclass: :func:`simulate` creates it, and its fields are both the
+    constructor parameters and the attributes.
+
+    Parameters
     ----------
     name : str
         Label of the learner (its class name unless given).
     task : {"classification", "regression"}
+        The learner's task.
     metric : {"accuracy", "rmse"}
         Held-out metric of the greedy predictions.
     rounds : list of int
@@ -82,6 +86,7 @@ class LearningCurve:
 
     @property
     def final_score(self):
+        """Held-out metric at the last evaluation (``nan`` before any)."""
         return self.scores[-1] if self.scores else float("nan")
 
 
@@ -157,6 +162,7 @@ def simulate(
     Returns
     -------
     record : LearningCurve
+        The held-out metric and the progressive loss at every evaluation.
     """
     task = _task_of(learner)
     X_stream = np.asarray(X_stream)
@@ -227,14 +233,18 @@ def plot_learning_curves(records, *, ax=None, x="queries", title=None):
     Parameters
     ----------
     records : list of LearningCurve
+        What :func:`simulate` returned, one curve per learner.
     ax : matplotlib Axes, default=None
         Axes to draw on (default: a new figure).
     x : {"queries", "rounds"}, default="queries"
+        Horizontal axis: loss values observed, or rounds played.
     title : str, default=None
+        Title of the axes (none when ``None``).
 
     Returns
     -------
     ax : matplotlib Axes
+        The axes drawn into.
     """
     try:
         import matplotlib.pyplot as plt
@@ -307,7 +317,19 @@ class EpsilonGreedyLinearBandit(_OnlineScaler, VersionedStateMixin, BaseEstimato
     alpha : float, default=1e-6
         L2 penalty of the SGD models.
     standardize : bool, default=True
+        Standardize the contexts with the mean and scale of the first batch
+        (or of ``simulate``'s ``init_contexts``).
     random_state : int, RandomState instance or None, default=None
+        Seed of the exploration draws.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        The sorted action set.
+    models_ : list of SGDRegressor
+        One loss model per action.
+    n_features_in_ : int
+        Number of features of the contexts.
     """
 
     _parameter_constraints = {
@@ -345,16 +367,56 @@ class EpsilonGreedyLinearBandit(_OnlineScaler, VersionedStateMixin, BaseEstimato
         return cost
 
     def predict_proba(self, X):
-        """The policy's action probabilities."""
+        """The policy's action probabilities.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Contexts.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Probability of playing each action (columns follow ``classes_``):
+            ``1 - epsilon + epsilon / n_classes`` for the greedy action,
+            ``epsilon / n_classes`` for the others.
+        """
         self._check_fitted()
         return policy_probabilities(-self._costs(self._contexts(X)), self.epsilon)
 
     def predict(self, X):
-        """Greedy action (least predicted loss)."""
+        """Greedy action (least predicted loss).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Contexts.
+
+        Returns
+        -------
+        actions : ndarray of shape (n_samples,)
+            The action of least predicted loss for each context.
+        """
         self._check_fitted()
         return self.classes_.take(np.argmin(self._costs(self._contexts(X)), axis=1))
 
     def sample_actions(self, X, random_state=None):
+        """Play one action per context, drawn from the epsilon-greedy policy.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Contexts.
+        random_state : int, RandomState instance or None, default=None
+            Generator of the draws; None uses (and advances) the learner's own.
+
+        Returns
+        -------
+        actions : ndarray of shape (n_samples,)
+            Played actions (values of ``classes_``).
+        propensities : ndarray of shape (n_samples,)
+            Probability with which each action was played.
+        """
         Z = self._contexts(X)
         p = policy_probabilities(-self._costs(Z), self.epsilon)
         rng = self._rng if random_state is None else check_random_state(random_state)
@@ -363,6 +425,25 @@ class EpsilonGreedyLinearBandit(_OnlineScaler, VersionedStateMixin, BaseEstimato
         return self.classes_.take(idx), p[np.arange(p.shape[0]), idx]
 
     def update(self, X, actions, losses, propensities):
+        """Update the loss model of each played action.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Contexts.
+        actions : array-like of shape (n_samples,)
+            Played actions (values of ``classes_``).
+        losses : array-like of shape (n_samples,)
+            Observed loss of each played action.
+        propensities : array-like of shape (n_samples,)
+            Probability of each played action; unused (direct-method cost
+            regression), accepted for the common bandit interface.
+
+        Returns
+        -------
+        self : object
+            The updated learner.
+        """
         Z = self._contexts(X)
         idx = np.searchsorted(self.classes_, np.asarray(actions))
         losses = np.asarray(losses, dtype=float)
@@ -386,11 +467,26 @@ class OnlineLinearRegressionBandit(_OnlineScaler, VersionedStateMixin, BaseEstim
     delta : float, default=0.5
         Perturbation size, in target units.
     feedback : {"one_point", "two_point"}, default="one_point"
+        One loss query per round, or two (at ``y_hat + delta u`` and
+        ``y_hat - delta u``).
     learning_rate : float, default=1e-2
+        RMSprop step size.
     alpha : float, default=0.0
         L2 penalty on ``w``.
     standardize : bool, default=True
+        Standardize the contexts with the mean and scale of the first batch
+        (or of ``simulate``'s ``init_contexts``).
     random_state : int, RandomState instance or None, default=None
+        Seed of the perturbation signs.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+        Weights ``w`` on the standardized contexts.
+    intercept_ : float
+        The bias ``b``.
+    n_features_in_ : int
+        Number of features of the contexts.
     """
 
     _parameter_constraints = {
@@ -418,10 +514,38 @@ class OnlineLinearRegressionBandit(_OnlineScaler, VersionedStateMixin, BaseEstim
         self._sq = np.zeros(Z.shape[1] + 1)
 
     def predict(self, X):
+        """Predict ``w @ z + b`` for standardized contexts ``z``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Contexts.
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+            The predicted targets.
+        """
         self._check_fitted()
         return self._contexts(X) @ self.coef_ + self.intercept_
 
     def sample_predictions(self, X, random_state=None):
+        """Play perturbed predictions ``y_hat + delta u`` (and ``y_hat - delta u``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Contexts.
+        random_state : int, RandomState instance or None, default=None
+            Generator of ``u``; None uses (and advances) the learner's own.
+
+        Returns
+        -------
+        played : ndarray of shape (n_samples,) or (n_samples, 2)
+            Values to play (two columns with two-point feedback).
+        perturbations : ndarray of shape (n_samples,)
+            The Rademacher signs ``u`` (pass them back to :meth:`update`).
+        """
         Z = self._contexts(X)
         rng = self._rng if random_state is None else check_random_state(random_state)
         y_hat = Z @ self.coef_ + self.intercept_
@@ -432,6 +556,25 @@ class OnlineLinearRegressionBandit(_OnlineScaler, VersionedStateMixin, BaseEstim
         return played, u
 
     def update(self, X, played, losses, perturbations):
+        """RMSprop steps on the estimated loss derivative, one round per row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Contexts.
+        played : array-like of shape (n_samples,) or (n_samples, 2)
+            The values played (from :meth:`sample_predictions`); only the
+            losses and signs enter the update.
+        losses : array-like of shape (n_samples,) or (n_samples, 2)
+            Observed losses of the played values.
+        perturbations : array-like of shape (n_samples,)
+            The signs ``u`` returned by :meth:`sample_predictions`.
+
+        Returns
+        -------
+        self : object
+            The updated learner.
+        """
         Z = self._contexts(X)
         g = derivative_estimate(losses, perturbations, self.delta)
         for z, gi in zip(Z, g):

@@ -87,6 +87,7 @@ class BaseObliqueTree(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            The input samples.
 
         Returns
         -------
@@ -104,6 +105,7 @@ class BaseObliqueTree(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            The input samples.
 
         Returns
         -------
@@ -115,12 +117,25 @@ class BaseObliqueTree(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         return self.tree_.decision_path(check_predict_data(self, X))
 
     def get_depth(self):
-        """Depth of the fitted tree (deepest node reached by training data)."""
+        """Return the depth of the fitted tree.
+
+        Returns
+        -------
+        depth : int
+            Depth of the deepest node that training data reach (the root
+            alone has depth 0).
+        """
         check_is_fitted(self)
         return self.tree_.depth
 
     def get_n_leaves(self):
-        """Number of leaves that training samples reach."""
+        """Return the number of leaves of the fitted tree.
+
+        Returns
+        -------
+        n_leaves : int
+            Number of leaves that training samples reach.
+        """
         check_is_fitted(self)
         return self.tree_.n_leaves
 
@@ -385,6 +400,7 @@ class TreeClassifierMixin(ClassifierMixin):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            The input samples.
 
         Returns
         -------
@@ -395,12 +411,35 @@ class TreeClassifierMixin(ClassifierMixin):
         return self.tree_.predict(check_predict_data(self, X))
 
     def predict_log_proba(self, X):
-        """Logarithm of :meth:`predict_proba`."""
+        """Logarithm of :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The input samples.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Log class probabilities, columns in the order of ``classes_``
+            (``-inf`` where a probability is zero).
+        """
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
 
     def predict(self, X):
-        """Predicted class (the most probable class of the reached leaf)."""
+        """Predict the class of each sample.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The input samples.
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+            The most probable class of the leaf each sample reaches.
+        """
         check_is_fitted(self)
         leaves = self.tree_.apply(check_predict_data(self, X))
         # argmax once per leaf, not once per sample over gathered rows.
@@ -461,10 +500,13 @@ class TreeRegressorMixin(RegressorMixin):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            The input samples.
 
         Returns
         -------
         y : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+            The predicted values (one column per output for multi-output
+            targets).
         """
         check_is_fitted(self)
         pred = self.tree_.predict(check_predict_data(self, X))

@@ -111,6 +111,7 @@ def export_text(
     Returns
     -------
     report : str
+        The rules, one line per node, indented by depth.
 
     Examples
     --------

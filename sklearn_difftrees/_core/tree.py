@@ -144,6 +144,24 @@ class ObliqueTree:
 
         Folds an input standardization into float64 node weights:
         ``W_raw = W / scale`` and ``b_raw = b - W @ (mean / scale)``.
+
+        Parameters
+        ----------
+        weights : array-like of shape (2**max_depth - 1, n_features)
+            Split weights on the standardized scale.
+        bias : array-like of shape (2**max_depth - 1,)
+            Split biases on the standardized scale.
+        value : array-like of shape (2**max_depth, n_outputs)
+            Leaf values.
+        mean : array-like of shape (n_features,)
+            Mean subtracted from every feature by the standardization.
+        scale : array-like of shape (n_features,)
+            Scale that divides every centred feature.
+
+        Returns
+        -------
+        tree : ObliqueTree
+            The same routing, with splits on the raw features.
         """
         weights = np.asarray(weights, dtype=np.float64)
         mean = np.asarray(mean, dtype=np.float64)
@@ -154,6 +172,7 @@ class ObliqueTree:
     # ------------------------------------------------------------------ sizes
     @property
     def n_internal(self):
+        """Number of internal (split) nodes of the complete tree, ``2**max_depth - 1``."""
         return topology.n_internal(self.max_depth)
 
     @property
@@ -181,10 +200,12 @@ class ObliqueTree:
         Parameters
         ----------
         X : ndarray of shape (n_samples, n_features), float32 or float64
+            The input samples (validated by the estimator, not here).
 
         Returns
         -------
         leaves : ndarray of shape (n_samples,), dtype int64
+            Heap index of the leaf each sample reaches.
         """
         X = self._check_input(X)
         out = np.empty(X.shape[0], dtype=np.int64)
@@ -195,7 +216,18 @@ class ObliqueTree:
         return out
 
     def decision_path(self, X):
-        """CSR indicator of the nodes each row visits (columns: heap indices)."""
+        """CSR indicator of the nodes each row visits.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features), float32 or float64
+            The input samples.
+
+        Returns
+        -------
+        indicator : sparse matrix of shape (n_samples, 2**(max_depth + 1) - 1)
+            Nonzero ``(i, j)`` when sample ``i`` visits node ``j`` (heap order).
+        """
         X = self._check_input(X)
         n = X.shape[0]
         path = np.empty((n, self.max_depth + 1), dtype=np.int64)
@@ -210,11 +242,33 @@ class ObliqueTree:
         )
 
     def leaf_values(self, leaves):
-        """Rows of ``value`` for heap leaf indices ``leaves``."""
+        """Look up the values of leaves given by their heap indices.
+
+        Parameters
+        ----------
+        leaves : array-like of int
+            Heap indices of leaves (as returned by :meth:`apply`).
+
+        Returns
+        -------
+        values : ndarray of shape (len(leaves), n_outputs)
+            The rows of ``value`` of those leaves.
+        """
         return self.value[np.asarray(leaves) - self.n_internal]
 
     def predict(self, X):
-        """Value of the leaf each row reaches, shape (n_samples, n_outputs)."""
+        """Value of the leaf each row reaches.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features), float32 or float64
+            The input samples.
+
+        Returns
+        -------
+        values : ndarray of shape (n_samples, n_outputs)
+            The value of the leaf each sample reaches.
+        """
         return self.leaf_values(self.apply(X))
 
     # ------------------------------------------------------------- finalizing
@@ -225,6 +279,19 @@ class ObliqueTree:
         every inactive leaf gets the weighted mean value of the active leaves
         below its deepest active ancestor, so that predictions never come from
         parameters no training sample has shaped.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features), float32 or float64
+            The training samples.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Sample weights (uniform when ``None``); rows of weight zero do
+            not activate nodes.
+
+        Returns
+        -------
+        self : ObliqueTree
+            The tree itself, updated in place.
         """
         n = X.shape[0]
         w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, float)

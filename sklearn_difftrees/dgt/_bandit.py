@@ -558,10 +558,12 @@ class DGTBanditRegressor(RegressorMixin, _BaseDGTBandit):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            The input samples.
 
         Returns
         -------
         y : ndarray of shape (n_samples,)
+            The value of the leaf each sample reaches, in target units.
         """
         check_is_fitted(self)
         return self.tree_.predict(check_predict_data(self, X))[:, 0]

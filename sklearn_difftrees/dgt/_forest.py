@@ -270,6 +270,7 @@ class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            The input samples.
 
         Returns
         -------
@@ -287,6 +288,7 @@ class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            The input samples.
 
         Returns
         -------
@@ -456,6 +458,7 @@ class DGTForestClassifier(ClassifierMixin, _BaseDGTForest):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            The input samples.
 
         Returns
         -------
@@ -466,7 +469,19 @@ class DGTForestClassifier(ClassifierMixin, _BaseDGTForest):
         return self._mean_member_output(check_predict_data(self, X))
 
     def predict_log_proba(self, X):
-        """Logarithm of :meth:`predict_proba`."""
+        """Logarithm of :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The input samples.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Log of the mean member probabilities, columns in the order of
+            ``classes_`` (``-inf`` where a probability is zero).
+        """
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
 
@@ -476,10 +491,12 @@ class DGTForestClassifier(ClassifierMixin, _BaseDGTForest):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            The input samples.
 
         Returns
         -------
         y : ndarray of shape (n_samples,)
+            The predicted classes.
         """
         check_is_fitted(self)
         return self.classes_.take(np.argmax(self.predict_proba(X), axis=1))
@@ -550,10 +567,12 @@ class DGTForestRegressor(RegressorMixin, _BaseDGTForest):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            The input samples.
 
         Returns
         -------
         y : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+            The mean of the members' predictions.
         """
         check_is_fitted(self)
         pred = self._mean_member_output(check_predict_data(self, X))

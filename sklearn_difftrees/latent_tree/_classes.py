@@ -217,6 +217,17 @@ class _BaseLatentTree(_PrunedTreeMixin, BaseGradientTree):
 
         ``z_t = clip(q_t + 1/2, 0, a_t)`` with the fixed pruning vector ``a``
         (``pruning_values_``); heap order.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The input samples.
+
+        Returns
+        -------
+        z : ndarray of shape (n_samples, n_nodes)
+            The traversal the head sees; ``z_t > 0`` exactly on the nodes of
+            the sample's root-to-leaf path that are not pruned.
         """
         check_is_fitted(self)
         q = self._rewards(check_predict_data(self, X))
@@ -468,6 +479,7 @@ class LatentTreeClassifier(TreeClassifierMixin, _BaseLatentTree):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            The input samples.
 
         Returns
         -------
@@ -482,10 +494,12 @@ class LatentTreeClassifier(TreeClassifierMixin, _BaseLatentTree):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            The input samples.
 
         Returns
         -------
         y : ndarray of shape (n_samples,)
+            The predicted classes.
         """
         proba = self._decision(X)  # checks fitted before classes_ is read
         return self.classes_.take(np.argmax(proba, axis=1))
@@ -536,10 +550,12 @@ class LatentTreeRegressor(TreeRegressorMixin, _BaseLatentTree):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            The input samples.
 
         Returns
         -------
         y : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+            The predicted values.
         """
         pred = self._decision(X)
         return pred[:, 0] if self.n_outputs_ == 1 else pred

@@ -50,10 +50,40 @@ class LatentTreeClusterer(ClusterMixin, _PrunedTreeMixin, BaseObliqueTree):
         Pruning values at most this are set to 0 after training.
     split : {"linear", "elu"}, default="linear"
         Split function.
-    max_iter, batch_size, learning_rate, optimizer, momentum, lr_schedule, \
-grad_clip, early_stopping, validation_fraction, n_iter_no_change, tol, \
-random_state, device, verbose
-        Training parameters, as in :class:`LatentTreeRegressor`.
+    max_iter : int, default=200
+        Maximum number of epochs of the self-supervised regressor.
+    batch_size : int, default=128
+        Mini-batch size.
+    learning_rate : float, default=1e-2
+        Learning rate.
+    optimizer : {"adam", "rmsprop", "sgd"}, default="adam"
+        Optimizer.
+    momentum : float, default=0.0
+        Momentum of RMSprop / SGD (ignored by Adam).
+    lr_schedule : {"constant", "cosine"}, default="constant"
+        Learning-rate schedule (``"cosine"``: warm restarts, 4 cycles).
+    grad_clip : float or None, default=None
+        Maximum global gradient norm (``None``: no clipping).
+    early_stopping : bool, default=True
+        Hold out ``validation_fraction`` of the data, stop when the validation
+        loss stops improving and restore the best weights.
+    validation_fraction : float, default=0.1
+        Fraction held out for early stopping.
+    n_iter_no_change : int, default=20
+        Patience of the stopping rule, in epochs.
+    tol : float, default=1e-4
+        Minimum improvement of the monitored loss.
+    random_state : int, RandomState instance or None, default=None
+        Seeds initialization, validation split and shuffling through private
+        generators (global RNGs untouched).
+    device : {"auto", "cpu", "cuda"}, default="auto"
+        Where to train (the compiled PAV kernel on the CPU, the pure-torch
+        PAV on CUDA). Prediction is always numpy, without torch.
+    verbose : int, default=0
+        Verbosity of the regressor's training, as in
+        :class:`LatentTreeRegressor`: ``0`` is silent; ``1`` shows a progress
+        bar over the epochs; ``>= 2`` adds the losses and the validation
+        score of every epoch.
 
     Attributes
     ----------
@@ -73,6 +103,17 @@ random_state, device, verbose
         Pruning vector fixed on the training data.
     node_values_ : ndarray of shape (2**(max_depth + 1) - 1, n_targets)
         Mean reconstruction of the targets per node.
+    active_fraction_ : float
+        Fraction of the nodes with ``a_t > 0``.
+    feature_importances_ : ndarray of shape (n_features_in_,)
+        Importances of the routing splits (target columns get zero).
+    n_iter_ : int
+        Epochs the regressor ran.
+    loss_curve_ : list of float
+        Mean training loss of the regressor per epoch.
+    validation_scores_ : list of float or None
+        Validation score (R²) of the regressor per epoch, ``None`` without
+        early stopping.
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -244,6 +285,7 @@ random_state, device, verbose
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            The input samples.
 
         Returns
         -------
@@ -262,10 +304,12 @@ random_state, device, verbose
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            The input samples.
 
         Returns
         -------
         labels : ndarray of shape (n_samples,)
+            Cluster index of each sample.
         """
         check_is_fitted(self)
         nodes = self.apply(X)

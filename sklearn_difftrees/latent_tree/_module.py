@@ -53,6 +53,9 @@ class LatentTreeLayer(nn.Module):
     ----------
     split : torch.nn.Linear
         Node weights ``(2**max_depth - 1, in_features)`` and biases.
+    n_nodes : int
+        Number of nodes of the complete tree, ``2**(max_depth + 1) - 1``
+        (the width of ``z``).
     fixed_pruning : torch.Tensor of shape (n_nodes,) or None
         Set by :meth:`fix_pruning`. In ``eval()`` mode a fixed pruning
         vector makes each row's ``z`` depend on that row alone.
@@ -91,18 +94,48 @@ class LatentTreeLayer(nn.Module):
         self.register_buffer("fixed_pruning", None)
 
     def extra_repr(self):
+        """Return the constructor arguments shown by ``repr(layer)``.
+
+        Returns
+        -------
+        text : str
+            The layer's arguments, comma-separated.
+        """
         return (
             f"in_features={self.in_features}, max_depth={self.max_depth}, "
             f"pruning={self.pruning}, split={self.split_kind!r}, backend={self.backend!r}"
         )
 
     def split_scores(self, x):
-        """Split scores ``s`` of shape (n, 2**max_depth - 1)."""
+        """Split scores ``s`` of the internal nodes.
+
+        Parameters
+        ----------
+        x : torch.Tensor of shape (n, in_features)
+            Input rows.
+
+        Returns
+        -------
+        s : torch.Tensor of shape (n, 2**max_depth - 1)
+            ``w_t . x + b_t`` (or its ``elu``) per internal node, heap order.
+        """
         s = self.split(x)
         return nn.functional.elu(s) if self.split_kind == "elu" else s
 
     def rewards(self, x):
-        """Node rewards ``q`` of shape (n, n_nodes), ``q[:, 0] == 1``."""
+        """Node rewards ``q`` (Lemma 1 of the paper).
+
+        Parameters
+        ----------
+        x : torch.Tensor of shape (n, in_features)
+            Input rows.
+
+        Returns
+        -------
+        q : torch.Tensor of shape (n, n_nodes)
+            The smallest signed split score on the path to each node
+            (``q[:, 0] == 1``); positive exactly on the row's path.
+        """
         return node_rewards(self.split_scores(x), self.max_depth)
 
     @torch.no_grad()
@@ -112,6 +145,16 @@ class LatentTreeLayer(nn.Module):
         Top down, ``b_t`` is set to minus the mean of ``w_t . x`` over the rows
         that traverse node ``t`` (``q_t > 0``), so each split halves the rows
         reaching it. The biases stay trainable.
+
+        Parameters
+        ----------
+        x : torch.Tensor of shape (n, in_features)
+            Rows to balance the splits on (e.g. the training inputs).
+
+        Returns
+        -------
+        self : LatentTreeLayer
+            The layer, with its split biases set.
         """
         n = x.shape[0]
         raw = x @ self.split.weight.T  # without bias
@@ -129,13 +172,39 @@ class LatentTreeLayer(nn.Module):
         return self
 
     def solve(self, q, lam=None):
-        """``(a, z)`` of problem (3) for rewards ``q`` (total penalty ``lam``)."""
+        """Solve the pruning problem (3) for given rewards.
+
+        Parameters
+        ----------
+        q : torch.Tensor of shape (n, n_nodes)
+            Node rewards (from :meth:`rewards`).
+        lam : float, default=None
+            Total pruning penalty; ``None`` uses ``pruning * n``.
+
+        Returns
+        -------
+        a : torch.Tensor of shape (n_nodes,)
+            The pruning vector.
+        z : torch.Tensor of shape (n, n_nodes)
+            The traversal, ``clip(q + 1/2, 0, a)``.
+        """
         lam = self.pruning * q.shape[0] if lam is None else lam
         return tree_isotonic(q, lam, self.backend)
 
     @torch.no_grad()
     def fix_pruning(self, x):
-        """Fix the pruning vector from the rows of ``x`` (used in ``eval()``)."""
+        """Fix the pruning vector from the rows of ``x`` (used in ``eval()``).
+
+        Parameters
+        ----------
+        x : torch.Tensor of shape (n, in_features)
+            Rows to solve the pruning problem on (e.g. the training inputs).
+
+        Returns
+        -------
+        a : torch.Tensor of shape (n_nodes,)
+            The fixed pruning vector (also stored as ``fixed_pruning``).
+        """
         a, _ = self.solve(self.rewards(x))
         self.fixed_pruning = a.detach().clone()
         return self.fixed_pruning
@@ -146,6 +215,20 @@ class LatentTreeLayer(nn.Module):
         In training mode, or without a fixed pruning vector, ``a`` solves
         problem (3) on the batch. In ``eval()`` mode with a fixed pruning
         vector, ``z = clip(q + 1/2, 0, a_fixed)`` row by row.
+
+        Parameters
+        ----------
+        x : torch.Tensor of shape (n, in_features)
+            Input rows.
+        return_pruning : bool, default=False
+            Also return the pruning vector ``a``.
+
+        Returns
+        -------
+        z : torch.Tensor of shape (n, n_nodes)
+            The pruned traversal.
+        a : torch.Tensor of shape (n_nodes,)
+            The pruning vector (only when ``return_pruning=True``).
         """
         if self.training and bool(self.bias_pending):
             self.init_bias(x.detach())

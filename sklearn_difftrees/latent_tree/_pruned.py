@@ -40,6 +40,7 @@ class _PrunedTreeMixin:
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            The input samples.
 
         Returns
         -------
@@ -55,6 +56,7 @@ class _PrunedTreeMixin:
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            The input samples.
 
         Returns
         -------
@@ -75,7 +77,13 @@ class _PrunedTreeMixin:
         )
 
     def get_n_leaves(self):
-        """Number of leaves of the pruned tree (active nodes without active children)."""
+        """Return the number of leaves of the pruned tree.
+
+        Returns
+        -------
+        n_leaves : int
+            Number of active nodes without active children.
+        """
         check_is_fitted(self)
         active = self.tree_.active
         n_int = self.tree_.n_internal

@@ -265,7 +265,9 @@ class ConvexPolytopeTreeClassifier(ClassifierMixin, _BaseConvexPolytopeTree):
     classes_ : ndarray of shape (n_classes,)
         Class labels.
     n_classes_ : int
-        Number of classes."""
+        Number of classes.
+    n_outputs_ : int
+        Number of outputs (always 1: one class label per sample)."""
         + _DOC_ATTRS.format(objective="conditional entropy")
         + """
     See Also
@@ -368,6 +370,7 @@ class ConvexPolytopeTreeClassifier(ClassifierMixin, _BaseConvexPolytopeTree):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            The input samples.
 
         Returns
         -------
@@ -378,12 +381,35 @@ class ConvexPolytopeTreeClassifier(ClassifierMixin, _BaseConvexPolytopeTree):
         return self.tree_.predict(check_predict_data(self, X))
 
     def predict_log_proba(self, X):
-        """Logarithm of :meth:`predict_proba`."""
+        """Logarithm of :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The input samples.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Log class proportions, columns in the order of ``classes_``
+            (``-inf`` where a proportion is zero).
+        """
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
 
     def predict(self, X):
-        """Predicted class (the most frequent training class of the reached leaf)."""
+        """Predict the class of each sample.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The input samples.
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+            The most frequent training class of the leaf each sample reaches.
+        """
         check_is_fitted(self)
         leaves = self.tree_.apply(check_predict_data(self, X))
         return self.classes_.take(np.argmax(self.tree_.value, axis=1)[leaves])
@@ -463,10 +489,12 @@ class ConvexPolytopeTreeRegressor(RegressorMixin, _BaseConvexPolytopeTree):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+            The input samples.
 
         Returns
         -------
         y : ndarray of shape (n_samples,) or (n_samples, n_outputs)
+            The predicted values.
         """
         check_is_fitted(self)
         pred = self.tree_.predict(check_predict_data(self, X))

@@ -46,6 +46,7 @@ def plot_polytope_regions(estimator, X, y=None, *, resolution=200, ax=None):
     Returns
     -------
     ax : matplotlib Axes
+        The axes drawn into.
     """
     check_is_fitted(estimator, "tree_")
     tree = estimator.tree_

@@ -212,6 +212,11 @@ class TreeEnsembleLayer(nn.Module):
 
     @property
     def n_reachable_leaves(self):
+        """Mean number of reachable leaves per sample and tree.
+
+        Measured in the last conditional forward pass (``nan`` before one,
+        or with the dense backend).
+        """
         n_leaves = self._state.get("n_leaves")
         if n_leaves is None or n_leaves.size == 0:
             return float("nan")
@@ -230,6 +235,18 @@ class TreeEnsembleLayer(nn.Module):
         return ok
 
     def forward(self, x):
+        """Sum of the soft trees' leaf vectors, weighted by reach probability.
+
+        Parameters
+        ----------
+        x : torch.Tensor of shape (n, in_features)
+            Input rows.
+
+        Returns
+        -------
+        out : torch.Tensor of shape (n, out_features)
+            The ensemble's output.
+        """
         if x.dim() != 2 or x.shape[1] != self.in_features:
             raise ValueError(
                 f"TreeEnsembleLayer expects input of shape (n, {self.in_features}); "
@@ -245,6 +262,13 @@ class TreeEnsembleLayer(nn.Module):
         return tree_ensemble_dense(x, self.weight, self.bias, self.leaf, self.gamma)
 
     def extra_repr(self):
+        """Return the constructor arguments shown by ``repr(layer)``.
+
+        Returns
+        -------
+        text : str
+            The layer's arguments, comma-separated.
+        """
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"n_trees={self.n_trees}, depth={self.depth}, gamma={self.gamma}, "
                 f"backend={self.backend!r}")

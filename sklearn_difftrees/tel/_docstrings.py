@@ -1,0 +1,113 @@
+"""Docstring sections shared by the two TEL estimators (kept apart from the code)."""
+
+_DOC_PARAMS = """
+    Parameters
+    ----------
+    n_trees : int, default={n_trees}
+        Number of trees, trained jointly (their outputs are summed).
+    max_depth : int, default={max_depth}
+        Depth of every tree (``2**max_depth`` leaves), 1 to 24.
+    gamma : float, default=2.0
+        Width of the fractional band of the smooth-step activation, on the
+        scale of the standardized inputs: a node routes a sample fractionally
+        only when its score is within ``gamma / 2`` of zero, and hard (exactly
+        like a classical oblique tree) otherwise. Smaller values give fewer
+        reachable leaves (faster, harder trees); larger ones smoother models.
+        The default was chosen on the shared benchmark sets (the paper tunes
+        ``gamma`` in ``[1e-4, 1]`` per dataset).
+    backend : {{"auto", "conditional", "dense"}}, default="auto"
+        How training evaluates the layer: ``"conditional"`` runs the compiled
+        conditional forward/backward passes (CPU; cost proportional to the
+        reachable nodes), ``"dense"`` evaluates every node with torch ops
+        (any device), ``"auto"`` picks conditional on the CPU and dense on a
+        GPU. Prediction always uses the compiled conditional pass, without
+        torch.
+    alpha_splits : float, default=0.0
+        L2 penalty on the split weights (standardized scale).
+    alpha_leaves : float, default=0.0
+        L2 penalty on the leaf vectors.
+    max_iter : int, default=100
+        Maximum number of epochs.
+    batch_size : int, default=128
+        Mini-batch size.
+    learning_rate : float, default=1e-2
+        Learning rate.
+    optimizer : {{"adam", "rmsprop", "sgd"}}, default="adam"
+        Optimizer (the paper uses Adam).
+    momentum : float, default=0.0
+        Momentum of RMSprop / SGD (ignored by Adam).
+    lr_schedule : {{"constant", "cosine"}}, default="constant"
+        Learning-rate schedule (``"cosine"``: warm restarts, four cycles).
+    grad_clip : float or None, default=None
+        Maximum global gradient norm (``None``: no clipping).
+    early_stopping : bool, default=True
+        Hold out ``validation_fraction`` of the training data (stratified for
+        classifiers), stop when the validation loss has not improved by
+        ``tol`` for ``n_iter_no_change`` epochs and restore the best weights.
+    validation_fraction : float, default=0.1
+        Fraction of the training data held out for early stopping.
+    n_iter_no_change : int, default=10
+        Patience of the stopping rule, in epochs.
+    tol : float, default=1e-4
+        Minimum improvement of the monitored loss.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the initialization (every tree drawn independently), the
+        validation split and the shuffling through private generators.
+    device : {{"auto", "cpu", "cuda"}}, default="auto"
+        Where to train. Prediction is always on the CPU, without torch.
+    verbose : int, default=0
+        ``0`` is silent; ``1`` shows a progress bar over the epochs with the
+        time left (one line per epoch without tqdm, see the ``progress``
+        extra); ``>= 2`` adds the training loss, validation loss and
+        validation score of every epoch.
+    warm_start : bool, default=False
+        Continue training the previous ensemble (same ``n_trees``,
+        ``max_depth``, classes / outputs and input scaling).
+        ``False`` (default): after ``fit`` the trained network's weights are
+        dropped, so the fitted estimator (and its pickle) holds only what
+        prediction needs, and a later ``fit`` starts afresh. ``True`` keeps
+        them on the estimator (and in its pickle: the
+        ensemble's arrays in the standardized space, a second copy) so that the next
+        ``fit`` continues from them.
+"""
+
+_DOC_ATTRS = """
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit (only when X has string column
+        names).
+    weights_ : ndarray of shape (n_trees, 2**max_depth - 1, n_features_in_)
+        Split weights of every tree in the raw input space (heap order); a
+        node sends ``x`` right with probability ``S(weights_[t, i] @ x +
+        biases_[t, i])``.
+    biases_ : ndarray of shape (n_trees, 2**max_depth - 1)
+        Split biases in the raw input space.
+    leaf_values_ : ndarray of shape (n_trees, 2**max_depth, {leaf_dim})
+        Leaf vectors, leaves left to right{leaf_note}.
+    intercept_ : ndarray of shape ({leaf_dim},)
+        Constant added to the sum of the trees{intercept_note}.
+    n_reachable_leaves_ : float
+        Mean number of leaves a training sample reaches with a nonzero
+        probability, per tree (1 means hard routing everywhere).
+    n_iter_ : int
+        Number of epochs run.
+    loss_curve_ : list of float
+        Mean training loss (with penalties) of every epoch.
+    best_loss_ : float
+        Smallest training loss seen.
+    validation_scores_ : list of float or None
+        Validation score of every epoch ({score}), ``None`` without early
+        stopping.
+    best_validation_score_ : float or None
+        Validation score of the epoch whose weights were kept.
+    device_ : str
+        Device the model was trained on.
+"""
+
+_DOC_REFS = """
+    References
+    ----------
+    H. Hazimeh, N. Ponomareva, P. Mol, Z. Tan, R. Mazumder. "The Tree Ensemble
+    Layer: Differentiability meets Conditional Computation". ICML, 2020.
+"""
