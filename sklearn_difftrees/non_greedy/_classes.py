@@ -12,7 +12,12 @@ from .._compat import Interval, RealNotInt, StrOptions, _fit_context
 from .._core.base import BaseObliqueTree, TreeClassifierMixin, TreeRegressorMixin
 from .._core.tree import ObliqueTree
 from .._core.validation import check_fit_data, fit_standardizer, validation_split
-from ._train import cart_to_complete, co2_tree, leaf_targets, sgd
+from ._train import cart_to_complete, co2_tree, cv_depth, leaf_targets, sgd
+
+#: Deepest tree ``max_depth="auto"`` considers.
+AUTO_MAX_DEPTH = 12
+#: Folds of the cross-validation that chooses ``max_depth="auto"``.
+AUTO_CV_FOLDS = 3
 
 __all__ = [
     "NonGreedyObliqueTree",
@@ -25,7 +30,7 @@ class _BaseNonGreedy(BaseObliqueTree):
     """Shared parameters and ``fit`` of the non-greedy oblique trees."""
 
     _parameter_constraints = {
-        "max_depth": [Interval(Integral, 1, 20, closed="both")],
+        "max_depth": [Interval(Integral, 1, 20, closed="both"), StrOptions({"auto"})],
         "nu": [Interval(Real, 0, None, closed="neither")],
         "inference": [StrOptions({"fast", "exact"})],
         "stable": ["boolean"],
@@ -46,7 +51,7 @@ class _BaseNonGreedy(BaseObliqueTree):
     def __init__(
         self,
         *,
-        max_depth=8,
+        max_depth="auto",
         nu=10.0,
         inference="fast",
         stable=False,
@@ -81,15 +86,15 @@ class _BaseNonGreedy(BaseObliqueTree):
         self.verbose = verbose
 
     # ------------------------------------------------------------ the task
-    def _init_cart(self, Z, Y, w, seed):
-        """Greedy axis-aligned start: CART at ``max_depth`` (entropy / squared error)."""
+    def _init_cart(self, Z, Y, w, seed, depth):
+        """Greedy axis-aligned start: CART at ``depth`` (entropy / squared error)."""
         if is_classifier(self):
-            cart = DecisionTreeClassifier(criterion="entropy", max_depth=self.max_depth,
+            cart = DecisionTreeClassifier(criterion="entropy", max_depth=depth,
                                           random_state=seed)
         else:
-            cart = DecisionTreeRegressor(max_depth=self.max_depth, random_state=seed)
+            cart = DecisionTreeRegressor(max_depth=depth, random_state=seed)
         cart.fit(Z, Y, sample_weight=w)
-        W, b, leaf_node = cart_to_complete(cart, self.max_depth, Z.shape[1], self.nu)
+        W, b, leaf_node = cart_to_complete(cart, depth, Z.shape[1], self.nu)
         # Leaf parameters of every CART leaf from its training samples; every
         # complete-tree leaf below a shallow CART leaf gets that leaf's.
         node_of = cart.apply(Z)
@@ -132,6 +137,14 @@ class _BaseNonGreedy(BaseObliqueTree):
         w_fit = w_fit / w_fit.mean()
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(np.iinfo(np.int32).max))
+        if self.max_depth == "auto":
+            depth, self.depth_scores_ = cv_depth(
+                Z_fit, Y_fit, w_fit, max_depth=AUTO_MAX_DEPTH,
+                classification=is_classifier(self), n_folds=AUTO_CV_FOLDS, seed=seed,
+            )
+        else:
+            depth, self.depth_scores_ = self.max_depth, None
+        self.max_depth_ = depth
         val = None
         if self.early_stopping:
             tr, va = validation_split(
@@ -144,13 +157,13 @@ class _BaseNonGreedy(BaseObliqueTree):
 
         if self.co2_iter > 0:
             W, b, theta = co2_tree(
-                Z_fit, Y_fit, w_fit, depth=self.max_depth, loss=self._loss,
+                Z_fit, Y_fit, w_fit, depth=depth, loss=self._loss,
                 n_outputs=n_out, nu=self.nu, learning_rate=self.learning_rate,
                 momentum=self.momentum, n_epochs=self.co2_iter,
                 batch_size=self.batch_size, rng=train_rng,
             )
         else:
-            W, b, theta = self._init_cart(Z_fit, Y_fit, w_fit, seed)
+            W, b, theta = self._init_cart(Z_fit, Y_fit, w_fit, seed, depth)
         self.init_tree_ = self._make_tree(W, b, theta, X[keep], sample_weight[keep])
 
         record = sgd(
@@ -190,10 +203,18 @@ class _BaseNonGreedy(BaseObliqueTree):
 _DOC_PARAMS = """
     Parameters
     ----------
-    max_depth : int, default=8
+    max_depth : int or "auto", default="auto"
         Depth of the complete tree (``2**max_depth`` leaves), 1 to 20. The
         bound's regularization (``nu``) prunes leaves during training, so a
         deep tree need not use all of them (``n_active_leaves_``).
+        ``"auto"`` chooses the depth from the data before training: a CART
+        (the start's criterion: entropy / squared error) is grown to depth
+        12 on each of 3 cross-validation folds of the training data and cut
+        at every depth 1..12, and the depth with the best mean validation
+        accuracy (R^2) is used (ties: the shallower; ``depth_scores_``). The
+        non-greedy tree starts from the greedy tree at that depth, so small
+        noisy sets get shallow trees with few leaves and large many-class
+        sets deep ones. Costs three CART fits.
     nu : float, default=10.0
         Bound ``||[w_i, b_i]||_2 <= nu`` on every split's weights (on the
         standardized inputs, bias included), enforced by projection after
@@ -270,6 +291,14 @@ _DOC_ATTRS = """
     init_tree_ : ObliqueTree
         The tree SGD started from (the CO2 tree, or CART when
         ``co2_iter=0``), in the same format, for comparison.
+    max_depth_ : int
+        Depth of the fitted complete tree (``max_depth``, or the depth
+        chosen by ``"auto"``).
+    depth_scores_ : ndarray of shape (12,) or None
+        With ``max_depth="auto"``: mean cross-validated score of CART cut at
+        depths 1..12 (accuracy; for the regressor minus the mean squared
+        error of the targets as the estimator trains on them); ``None``
+        otherwise.
     n_active_leaves_ : int
         Number of leaves that training samples reach (paper, Figure 3).
     n_iter_ : int
@@ -357,7 +386,7 @@ class NonGreedyObliqueTreeClassifier(TreeClassifierMixin, _BaseNonGreedy):
     def __init__(
         self,
         *,
-        max_depth=8,
+        max_depth="auto",
         nu=10.0,
         inference="fast",
         stable=False,

@@ -27,7 +27,15 @@ from .._core._monitor import EpochMonitor
 from .._kernels._routing import _apply_oblique
 from ._lai import accumulate_split_grad, leaf_losses, loss_augmented_inference
 
-__all__ = ["apply_leaves", "cart_to_complete", "co2_tree", "leaf_targets", "project_rows", "sgd"]
+__all__ = [
+    "apply_leaves",
+    "cart_to_complete",
+    "co2_tree",
+    "cv_depth",
+    "leaf_targets",
+    "project_rows",
+    "sgd",
+]
 
 
 def project_rows(W, b, nu, rows=None):
@@ -47,6 +55,66 @@ def project_rows(W, b, nu, rows=None):
         f = nu / norms[big]
         W[r] *= f[:, None]
         b[r] *= f
+
+
+def _truncated_scores(cart, Z, Y, w, max_depth, classification):
+    """Score of ``cart`` cut at every depth ``1..max_depth`` on ``(Z, Y, w)``.
+
+    The prediction at depth ``d`` is the value of the deepest node of depth
+    ``<= d`` on each row's path: the CART grown to depth ``d`` is the top of
+    the one grown deeper (the same greedy splits, up to ties between equally
+    good splits, which the random feature order breaks). Weighted accuracy
+    for the classifier, minus the weighted mean squared error for the
+    regressor.
+    """
+    path = cart.decision_path(Z).tocsr()
+    path.sort_indices()  # node ids grow along every path: sorted ids = root to leaf
+    length = np.diff(path.indptr)
+    k = np.minimum(np.arange(1, max_depth + 1)[:, None], length[None, :] - 1)
+    at = path.indices[path.indptr[:-1][None, :] + k]  # (max_depth, n) node at depth <= d
+    if classification:
+        correct = cart.tree_.value[:, 0, :].argmax(-1)[at] == Y[None, :]
+        return (correct * w).sum(1) / w.sum()
+    pred = cart.tree_.value[:, :, 0][at]  # (max_depth, n, n_outputs)
+    sq = ((pred - Y.reshape(Z.shape[0], -1)[None]) ** 2).mean(-1)
+    return -(sq * w).sum(1) / w.sum()
+
+
+def cv_depth(Z, Y, w, *, max_depth, classification, n_folds, seed):
+    """Depth ``1..max_depth`` whose CART scores best in ``n_folds``-fold CV.
+
+    One CART (``criterion="entropy"`` / squared error) is grown to
+    ``max_depth`` per fold and scored cut at every depth
+    (:func:`_truncated_scores`); the depth with the best mean validation
+    score wins (ties: the shallower). Folds are stratified when every class
+    has ``n_folds`` rows. Returns ``(depth, mean scores)``.
+    """
+    from sklearn.model_selection import KFold, StratifiedKFold
+
+    n = Z.shape[0]
+    n_folds = min(n_folds, n)
+    if n_folds < 2:
+        return 1, np.zeros(max_depth)
+    stratify = classification and np.bincount(Y).min(initial=n) >= n_folds
+    cv = (StratifiedKFold if stratify else KFold)(n_folds, shuffle=True, random_state=seed)
+    scores = np.zeros(max_depth)
+    for fit_idx, val_idx in cv.split(Z, Y if stratify else None):
+        if classification:
+            cart = DecisionTreeClassifier(criterion="entropy", max_depth=max_depth,
+                                          random_state=seed)
+        else:
+            cart = DecisionTreeRegressor(max_depth=max_depth, random_state=seed)
+        cart.fit(Z[fit_idx], Y[fit_idx], sample_weight=w[fit_idx])
+        Yv = Y[val_idx]
+        if classification:  # CART's columns are the classes present in the fold
+            Yv = np.searchsorted(cart.classes_, Yv)
+            Yv = np.where(cart.classes_[np.minimum(Yv, cart.classes_.size - 1)] == Y[val_idx],
+                          Yv, -1)
+        scores += _truncated_scores(cart, Z[val_idx], Yv, w[val_idx], max_depth,
+                                    classification)
+    scores /= n_folds
+    best = int(np.argmax(scores >= scores.max() - 1e-12)) + 1
+    return best, scores
 
 
 def cart_to_complete(cart, depth, n_features, nu):
