@@ -175,15 +175,18 @@ class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, BaseObliqueTree)
         params, depth = self._grow(Z, Y_fit, w_fit, tr, va, ctx, auto)
         self.max_depth_ = depth
 
-        # Joint refinement (Algorithm 1) of every split, started from the
-        # grown tree with each node's scores rescaled so that its greedy
-        # threshold sits at q = 1/2: the probabilistic tree then starts out
-        # routing like the hard one.
+        # Each node's scores are rescaled so that its greedy threshold sits
+        # at q = 1/2 (s = ln 2; a common scaling of r and tau leaves the hard
+        # split unchanged). The joint refinement (Algorithm 1) then starts
+        # from a probabilistic tree routing like the hard one, and a float
+        # ``threshold`` means the same with or without refinement.
+        params = {v: (b, c, r * math.log(2.0) / tau, math.log(2.0))
+                  for v, (b, c, r, tau) in params.items()}
         self.n_iter_, self.loss_curve_ = 0, []
         self.best_loss_ = None
         self.validation_scores_ = self.best_validation_score_ = None
         if params and self.max_iter > 0:
-            scaled = {v: (b, c, r * math.log(2.0) / tau) for v, (b, c, r, tau) in params.items()}
+            scaled = {v: p[:3] for v, p in params.items()}
             val = (Z[va], Y_fit[va], w_fit[va]) if self.early_stopping and va.size else None
             refined, history = _training.refine(
                 sorted(params), scaled, Z[tr], Y_fit[tr], w_fit[tr], val,
@@ -255,7 +258,8 @@ class ConvexPolytopeTreeClassifier(ClassifierMixin, _BaseConvexPolytopeTree):
 
     Read more in the :doc:`User Guide </polytope>`.
 """
-        + _DOC_PARAMS.format(score="accuracy", impurity="entropy, in nats",
+        + _DOC_PARAMS.format(score="error rate plus Brier score of the leaves' smoothed class "
+                             "proportions", impurity="entropy, in nats",
                              gain="information gain")
         + """    class_weight : dict, "balanced" or None, default=None
         Weights associated with classes, multiplied into ``sample_weight``.
@@ -354,15 +358,29 @@ class ConvexPolytopeTreeClassifier(ClassifierMixin, _BaseConvexPolytopeTree):
         return T
 
     def _leaf_score(self, leaves, ntr, nva, Ytr, wtr, Yva, wva):
+        """Minus the validation error rate plus Brier score of the hard tree.
+
+        Each leaf predicts its smoothed training class proportions
+        ``(counts + prior) / (W_leaf + 1)`` (one pseudo-row distributed as
+        the training class proportions ``prior``); a validation row whose
+        leaf no training row reached gets ``prior``. The loss of a row is
+        ``1[argmax p != y] + ||p - e_y||^2``: the error rate is what the
+        predictions are judged on, and the Brier score (a strictly proper
+        score, bounded) separates trees whose leaves all predict the same
+        class, so that on imbalanced data a split that concentrates the
+        minority class beats the root-only (constant) model.
+        """
         counts = np.zeros((leaves.size, self.n_classes_))
         pos = np.searchsorted(leaves, ntr)
         np.add.at(counts, (pos, Ytr), wtr)
-        prior = np.bincount(Ytr, weights=wtr, minlength=self.n_classes_)
-        pred_leaf = counts.argmax(1)
-        pos_va = np.searchsorted(leaves, nva)
-        found = (pos_va < leaves.size) & (leaves[np.minimum(pos_va, leaves.size - 1)] == nva)
-        pred = np.where(found, pred_leaf[np.minimum(pos_va, leaves.size - 1)], prior.argmax())
-        return float(((pred == Yva) * wva).sum() / wva.sum())
+        prior = np.bincount(Ytr, weights=wtr, minlength=self.n_classes_) / wtr.sum()
+        proba = (counts + prior) / (counts.sum(1, keepdims=True) + 1.0)
+        pos_va = np.minimum(np.searchsorted(leaves, nva), leaves.size - 1)
+        found = leaves[pos_va] == nva
+        P = np.where(found[:, None], proba[pos_va], prior)
+        wrong = P.argmax(1) != Yva
+        P[np.arange(Yva.size), Yva] -= 1.0
+        return -float((wva * ((P**2).sum(1) + wrong)).sum() / wva.sum())
 
     def predict_proba(self, X):
         """Class proportions of the training rows in the leaf each sample reaches.

@@ -9,7 +9,7 @@ _DOC_PARAMS = """
         up to depth 8 on the training part and keeps the depth whose hard tree
         scores best on the held-out ``validation_fraction`` ({score}); growth
         stops after 2 levels without improvement. The depth is never chosen
-        on training accuracy.
+        on training data.
     max_facets : int, default=10
         ``K``, the number of linear experts (polytope facets) per split before
         shrinkage (the paper uses up to 50). After training, each split keeps
@@ -37,10 +37,15 @@ _DOC_PARAMS = """
     min_samples_split : int, default=10
         A node with fewer training samples is not split.
     min_samples_leaf : int, default=1
-        Fewest training samples a threshold may leave on either side.
+        Fewest training samples a split may leave on either side. Growth
+        only considers such thresholds; after the final thresholds are set
+        (either ``threshold`` mode), a split leaving fewer training rows on
+        a side becomes a leaf, so every leaf of ``tree_`` holds at least this
+        many training rows.
     min_weight_fraction_leaf : float, default=0.0
-        Smallest fraction of the total training weight a threshold may leave
-        on either side (as in scikit-learn's trees).
+        Smallest fraction of the total training weight a split may leave on
+        either side (as in scikit-learn's trees), enforced like
+        ``min_samples_leaf``.
     min_impurity_decrease : float, default=0.0
         A node is split only if the weighted impurity decrease
         ``N_t / N * (I - N_L / N_t * I_L - N_R / N_t * I_R)`` reaches this
@@ -49,7 +54,8 @@ _DOC_PARAMS = """
         After the joint refinement, ``"refit"`` re-chooses each node's
         threshold ``q_thr`` on the training rows reaching it (best {gain});
         a float ``q`` thresholds every node at ``P(yes | x) = q`` (``0.5`` is
-        the paper's Algorithm 1).
+        the paper's Algorithm 1), where ``q = 1/2`` is the greedy threshold
+        whether or not the splits were refined (``max_iter=0``).
     growth_max_iter : int, default=20
         Epochs of each stump during growth (at least 50 optimizer steps for
         small nodes; stops early when the stump's loss stops improving).

@@ -1,6 +1,6 @@
 """From trained polytope splits to the fitted :class:`PolytopeTree`: MAP facet
 selection under the gamma-process prior (eq. 15), the split thresholds (refit
-on the training rows or fixed) and the leaf values. A mixin of the estimators
+on the training rows or fixed), the leaf-size limits and the leaf values. A mixin of the estimators
 (it reads their parameters); numpy only."""
 
 import math
@@ -99,7 +99,36 @@ class _FreezeMixin:
         return keep
 
     def _build_tree(self, params, depth, mean, scale, constant, X, Y, w, crit):
-        """The torch-free :class:`PolytopeTree` (raw input space), thresholds, leaves."""
+        """The torch-free :class:`PolytopeTree` (raw input space), thresholds, leaves.
+
+        The thresholds are set (re-chosen on the training rows with
+        ``"refit"``, or ``-ln(1 - q)`` for a float ``q``), then every split
+        that leaves a child below ``min_samples_leaf`` rows or
+        ``min_weight_fraction_leaf`` of the training weight becomes a leaf
+        (:meth:`_undersized_splits`): one rule for both threshold modes.
+        """
+        targets = self._leaf_targets(Y)
+        shape = (X.shape[1], targets.shape[1])
+        tree = self._assemble(params, depth, mean, scale, constant, *shape)
+        if isinstance(self.threshold, str):
+            self._refit_thresholds(tree, X, Y, w, crit)
+        else:
+            tree.threshold[tree.is_split.astype(bool)] = -math.log1p(-self.threshold)
+        removed = self._undersized_splits(tree, X, w)
+        if removed:
+            keep = {}
+            for v in sorted(params):  # heap order: a removed node drops its subtree
+                if v in removed or (v > 0 and (v - 1) // 2 not in keep):
+                    continue
+                keep[v] = (*params[v][:3], tree.threshold[v])
+            thresholds = {v: p[3] for v, p in keep.items()}
+            tree = self._assemble(keep, depth, mean, scale, constant, *shape)
+            for v, t in thresholds.items():
+                tree.threshold[v] = t
+        return tree.finalize(X, targets, w)
+
+    def _assemble(self, params, depth, mean, scale, constant, p, n_out):
+        """:class:`PolytopeTree` of the standardized ``params`` (values unset)."""
         n_int = 2**depth - 1
         is_split = np.zeros(n_int, dtype=bool)
         ptr = [0]
@@ -116,20 +145,36 @@ class _FreezeMixin:
                 ptr.append(ptr[-1] + r.size)
             else:
                 ptr.append(ptr[-1])
-        p = X.shape[1]
         coef = np.concatenate(coefs) if coefs else np.zeros((0, p))
         inter = np.concatenate(inters) if inters else np.zeros(0)
         weight = np.concatenate(weights) if weights else np.zeros(0)
-        targets = self._leaf_targets(Y)
-        tree = PolytopeTree.from_standardized(
+        return PolytopeTree.from_standardized(
             is_split, ptr, coef, inter, weight, thr,
-            np.zeros((2 ** (depth + 1) - 1, targets.shape[1])), mean, scale,
+            np.zeros((2 ** (depth + 1) - 1, n_out)), mean, scale,
         )
-        if isinstance(self.threshold, str):
-            self._refit_thresholds(tree, X, Y, w, crit)
-        else:
-            tree.threshold[is_split] = -math.log1p(-self.threshold)
-        return tree.finalize(X, targets, w)
+
+    def _undersized_splits(self, tree, X, w):
+        """Split nodes whose hard split leaves a child too small, top-down.
+
+        A child is too small below ``min_samples_leaf`` training rows or
+        ``min_weight_fraction_leaf`` of the total training weight (rows of
+        positive weight only, as in growth). Nodes below a removed node are
+        not examined (their rows stop at the new leaf).
+        """
+        min_weight = self.min_weight_fraction_leaf * w.sum()
+        members = {0: np.arange(X.shape[0])}
+        removed = set()
+        for v in np.flatnonzero(tree.is_split):
+            idx = members.pop(int(v), None)
+            if idx is None:
+                continue  # below a removed node
+            right = tree.scores(X[idx], v) > tree.threshold[v]
+            sides = (idx[~right], idx[right])
+            if any(s.size < self.min_samples_leaf or w[s].sum() < min_weight for s in sides):
+                removed.add(int(v))
+                continue
+            members[2 * int(v) + 1], members[2 * int(v) + 2] = sides
+        return removed
 
     def _refit_thresholds(self, tree, X, Y, w, crit):
         """Re-choose each split's threshold on the training rows reaching it, top-down."""
