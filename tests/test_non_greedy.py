@@ -356,14 +356,17 @@ def test_cv_depth_scores_are_the_deep_cart_cut_at_each_depth(task):
     np.testing.assert_allclose(scores, expected / 3, rtol=1e-12, atol=1e-12)
     assert depth == int(np.argmax(expected)) + 1
     assert 2 <= depth <= 5  # neither a stump nor the deepest tree on this signal
+    low, _ = cv_depth(X, y, w, max_depth=6, classification=task == "clf", n_folds=3, seed=7,
+                      min_depth=depth + 1)
+    assert low == int(np.argmax(expected[depth:])) + depth + 1
 
 
 def test_auto_depth_attributes_and_fixed_depth_kept(clf_data):
     X, y = clf_data
     est = NonGreedyObliqueTreeClassifier(max_iter=3, random_state=0).fit(X, y)
-    assert 1 <= est.max_depth_ <= 12 and est.depth_scores_.shape == (12,)
+    assert 2 <= est.max_depth_ <= 12 and est.depth_scores_.shape == (12,)
     assert est.tree_.max_depth == est.max_depth_
-    assert est.max_depth_ == int(np.argmax(est.depth_scores_)) + 1
+    assert est.max_depth_ == int(np.argmax(est.depth_scores_[1:])) + 2
     fixed = NonGreedyObliqueTreeClassifier(max_depth=4, max_iter=3, random_state=0).fit(X, y)
     assert fixed.max_depth_ == 4 and fixed.depth_scores_ is None
 

@@ -16,6 +16,9 @@ from ._train import cart_to_complete, co2_tree, cv_depth, leaf_targets, sgd
 
 #: Deepest tree ``max_depth="auto"`` considers.
 AUTO_MAX_DEPTH = 12
+#: Shallowest tree ``max_depth="auto"`` chooses: a single split cannot do
+#: what two greedy levels do, whatever the CV says.
+AUTO_MIN_DEPTH = 2
 #: Folds of the cross-validation that chooses ``max_depth="auto"``.
 AUTO_CV_FOLDS = 3
 
@@ -139,7 +142,7 @@ class _BaseNonGreedy(BaseObliqueTree):
         seed = int(rng.randint(np.iinfo(np.int32).max))
         if self.max_depth == "auto":
             depth, self.depth_scores_ = cv_depth(
-                Z_fit, Y_fit, w_fit, max_depth=AUTO_MAX_DEPTH,
+                Z_fit, Y_fit, w_fit, max_depth=AUTO_MAX_DEPTH, min_depth=AUTO_MIN_DEPTH,
                 classification=is_classifier(self), n_folds=AUTO_CV_FOLDS, seed=seed,
             )
         else:
@@ -210,8 +213,9 @@ _DOC_PARAMS = """
         ``"auto"`` chooses the depth from the data before training: a CART
         (the start's criterion: entropy / squared error) is grown to depth
         12 on each of 3 cross-validation folds of the training data and cut
-        at every depth 1..12, and the depth with the best mean validation
-        accuracy (R^2) is used (ties: the shallower; ``depth_scores_``). The
+        at every depth 1..12, and the depth 2..12 with the best mean
+        validation accuracy (R^2) is used (ties: the shallower;
+        ``depth_scores_``). The
         non-greedy tree starts from the greedy tree at that depth, so small
         noisy sets get shallow trees with few leaves and large many-class
         sets deep ones. Costs three CART fits.

@@ -80,21 +80,22 @@ def _truncated_scores(cart, Z, Y, w, max_depth, classification):
     return -(sq * w).sum(1) / w.sum()
 
 
-def cv_depth(Z, Y, w, *, max_depth, classification, n_folds, seed):
-    """Depth ``1..max_depth`` whose CART scores best in ``n_folds``-fold CV.
+def cv_depth(Z, Y, w, *, max_depth, classification, n_folds, seed, min_depth=1):
+    """Depth ``min_depth..max_depth`` whose CART scores best in ``n_folds``-fold CV.
 
     One CART (``criterion="entropy"`` / squared error) is grown to
     ``max_depth`` per fold and scored cut at every depth
     (:func:`_truncated_scores`); the depth with the best mean validation
-    score wins (ties: the shallower). Folds are stratified when every class
-    has ``n_folds`` rows. Returns ``(depth, mean scores)``.
+    score among depths ``>= min_depth`` wins (ties: the shallower). Folds
+    are stratified when every class has ``n_folds`` rows. Returns
+    ``(depth, mean scores of every depth 1..max_depth)``.
     """
     from sklearn.model_selection import KFold, StratifiedKFold
 
     n = Z.shape[0]
     n_folds = min(n_folds, n)
     if n_folds < 2:
-        return 1, np.zeros(max_depth)
+        return min_depth, np.zeros(max_depth)
     stratify = classification and np.bincount(Y).min(initial=n) >= n_folds
     cv = (StratifiedKFold if stratify else KFold)(n_folds, shuffle=True, random_state=seed)
     scores = np.zeros(max_depth)
@@ -113,7 +114,8 @@ def cv_depth(Z, Y, w, *, max_depth, classification, n_folds, seed):
         scores += _truncated_scores(cart, Z[val_idx], Yv, w[val_idx], max_depth,
                                     classification)
     scores /= n_folds
-    best = int(np.argmax(scores >= scores.max() - 1e-12)) + 1
+    top = scores[min_depth - 1 :]
+    best = int(np.argmax(top >= top.max() - 1e-12)) + min_depth
     return best, scores
 
 

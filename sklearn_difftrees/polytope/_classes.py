@@ -26,6 +26,13 @@ from ._growth import _GreedyGrowthMixin
 
 __all__ = ["ConvexPolytopeTreeClassifier", "ConvexPolytopeTreeRegressor"]
 
+#: Weight of the Brier score (at most 2 per row) beside the 0/1 error in the
+#: classifier's depth-selection score: small enough that it only decides
+#: between trees of equal validation accuracy (below 500,000 validation rows,
+#: one misclassified row outweighs any Brier difference), large enough to
+#: stay far above float rounding (``_grow`` needs an improvement of 1e-12).
+BRIER_TIE_BREAK = 1e-6
+
 
 class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, BaseObliqueTree):
     """Parameters and ``fit`` shared by both tasks: greedy growth
@@ -258,8 +265,8 @@ class ConvexPolytopeTreeClassifier(ClassifierMixin, _BaseConvexPolytopeTree):
 
     Read more in the :doc:`User Guide </polytope>`.
 """
-        + _DOC_PARAMS.format(score="error rate plus Brier score of the leaves' smoothed class "
-                             "proportions", impurity="entropy, in nats",
+        + _DOC_PARAMS.format(score="accuracy, ties broken by the Brier score of the leaves' "
+                             "smoothed class proportions", impurity="entropy, in nats",
                              gain="information gain")
         + """    class_weight : dict, "balanced" or None, default=None
         Weights associated with classes, multiplied into ``sample_weight``.
@@ -358,17 +365,18 @@ class ConvexPolytopeTreeClassifier(ClassifierMixin, _BaseConvexPolytopeTree):
         return T
 
     def _leaf_score(self, leaves, ntr, nva, Ytr, wtr, Yva, wva):
-        """Minus the validation error rate plus Brier score of the hard tree.
+        """Validation accuracy of the hard tree, ties broken by its Brier score.
 
         Each leaf predicts its smoothed training class proportions
         ``(counts + prior) / (W_leaf + 1)`` (one pseudo-row distributed as
         the training class proportions ``prior``); a validation row whose
-        leaf no training row reached gets ``prior``. The loss of a row is
-        ``1[argmax p != y] + ||p - e_y||^2``: the error rate is what the
-        predictions are judged on, and the Brier score (a strictly proper
-        score, bounded) separates trees whose leaves all predict the same
-        class, so that on imbalanced data a split that concentrates the
-        minority class beats the root-only (constant) model.
+        leaf no training row reached gets ``prior``. The score is minus
+        ``error rate + BRIER_TIE_BREAK * Brier score``: the error rate is
+        what predictions are judged on, and the Brier score (strictly proper
+        and bounded) separates trees of equal accuracy. On imbalanced data
+        every shallow tree usually still predicts the majority everywhere, so
+        all depths tie with the root-only (constant) model; the tie-break
+        keeps the tree whose leaves concentrate the minority class.
         """
         counts = np.zeros((leaves.size, self.n_classes_))
         pos = np.searchsorted(leaves, ntr)
@@ -380,7 +388,8 @@ class ConvexPolytopeTreeClassifier(ClassifierMixin, _BaseConvexPolytopeTree):
         P = np.where(found[:, None], proba[pos_va], prior)
         wrong = P.argmax(1) != Yva
         P[np.arange(Yva.size), Yva] -= 1.0
-        return -float((wva * ((P**2).sum(1) + wrong)).sum() / wva.sum())
+        loss = wrong + BRIER_TIE_BREAK * (P**2).sum(1)
+        return -float((wva * loss).sum() / wva.sum())
 
     def predict_proba(self, X):
         """Class proportions of the training rows in the leaf each sample reaches.
