@@ -4,8 +4,16 @@ Torch is limited to one thread at import time: the suite runs on small
 machines and many tiny fits are slower, not faster, with a thread pool.
 """
 
-import numpy as np
-import pytest
+import os
+
+# Idle OpenMP threads sleep instead of spinning: tests/test_stability.py runs
+# torch with 2 threads, and spinning threads of a process that shares its
+# cores with other jobs turn a 1 s fit into minutes. Read when torch loads
+# its OpenMP runtime, so it must be set before the import below.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
 
 try:  # torch is a training-time dependency; keep the suite single-threaded.
     import torch

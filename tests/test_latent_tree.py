@@ -8,7 +8,8 @@ here the pure-torch implementation is the second opinion, and
 import numpy as np
 import pytest
 import torch
-from sklearn.metrics import accuracy_score, r2_score
+from _floors import SEEDS, scores_over_seeds, split, tuned_cart
+from sklearn.metrics import r2_score
 from sklearn.model_selection import train_test_split
 
 from sklearn_difftrees import export_text
@@ -222,9 +223,16 @@ def bc_model(bc):
     return LatentTreeClassifier(random_state=0).fit(X_tr, y_tr)
 
 
-def test_classifier_accuracy_breast_cancer(bc, bc_model):
-    X_tr, X_te, y_tr, y_te = bc
-    assert accuracy_score(y_te, bc_model.predict(X_te)) >= 0.91  # CART: ~0.90
+def test_classifier_accuracy_breast_cancer(bundled):
+    """Mean over 3 splits >= tuned CART's - 0.02.
+
+    Measured (AMD EPYC, 2026-11-23, main 93846c9; seeds 0-5): LatentTree
+    minus tuned CART accuracy mean +0.039, sd 0.031 (LatentTree 0.924-0.977);
+    3 standard errors of the 3-seed mean (0.054) stay above -0.02.
+    """
+    X, y = bundled("breast_cancer_wisconsin")
+    s = scores_over_seeds(lambda seed: LatentTreeClassifier(random_state=seed), X, y)
+    assert (s["est"] - s["cart"]).mean() >= -0.02, s
 
 
 def test_predictions_are_batch_independent_and_numpy(bc, bc_model):
@@ -287,17 +295,27 @@ def test_larger_pruning_gives_fewer_active_nodes(bc):
 
 
 def test_mushroom_accuracy(bundled):
+    """Measured mean 0.9991, sd 0.0013 over seeds 0-5 (CART: 1.0)."""
     X, y = bundled("mushroom", n_max=3000)
-    X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.3, random_state=0)
-    clf = LatentTreeClassifier(max_depth=3, random_state=0).fit(X_tr, y_tr)
-    assert accuracy_score(y_te, clf.predict(X_te)) >= 0.99
+    s = scores_over_seeds(lambda seed: LatentTreeClassifier(max_depth=3, random_state=seed),
+                          X, y, with_cart=False)
+    assert s["est"].mean() >= 0.99, s
 
 
 def test_abalone_regression(bundled):
+    """R^2 mean over 3 splits >= tuned CART's - 0.02.
+
+    Measured (seeds 0-5): R^2 0.546-0.610 (mean 0.572), LatentTree minus
+    tuned CART mean +0.117, sd 0.050; 3 standard errors (0.087) stay above.
+    """
     X, y = bundled("abalone", n_max=2000)
-    X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.3, random_state=0)
-    reg = LatentTreeRegressor(max_depth=3, random_state=0).fit(X_tr, y_tr)
-    assert r2_score(y_te, reg.predict(X_te)) >= 0.45
+    r2 = {"est": [], "cart": []}
+    for seed in SEEDS:
+        X_tr, X_te, y_tr, y_te = split(X, y, seed, stratify=False)
+        reg = LatentTreeRegressor(max_depth=3, random_state=seed).fit(X_tr, y_tr)
+        r2["est"].append(r2_score(y_te, reg.predict(X_te)))
+        r2["cart"].append(r2_score(y_te, tuned_cart(X_tr, y_tr, seed, True).predict(X_te)))
+    assert np.mean(r2["est"]) >= np.mean(r2["cart"]) - 0.02, r2
 
 
 def test_multiclass_and_multioutput():

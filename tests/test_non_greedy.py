@@ -17,6 +17,7 @@ from sklearn_difftrees import (
 )
 from sklearn_difftrees.non_greedy._lai import leaf_losses, loss_augmented_inference
 from sklearn_difftrees.non_greedy._train import cart_to_complete, leaf_targets, project_rows
+from _floors import SEEDS, split
 
 FAST = dict(max_depth=3, max_iter=5, random_state=0)
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
@@ -302,18 +303,29 @@ def test_fit_and_predict_without_torch(tmp_path):
 
 
 # --------------------------------------------------------------- accuracy
+# NonGreedy (defaults) minus tuned CART (entropy) accuracy per split, seeds
+# 0-5, AMD EPYC, 2026-11-23, main 93846c9: segmentation mean +0.002, sd
+# 0.015; satimage (3000 rows) mean +0.019, sd 0.011. The floor is 3 standard
+# errors of the 3-seed mean below the measured mean, and at most -0.02.
+MEASURED = {"segmentation": (0.002, 0.015), "satimage": (0.019, 0.011)}
+
+
 @pytest.mark.parametrize("name", ["segmentation", "satimage"])
 def test_accuracy_floor_vs_depth_tuned_cart(name, bundled):
-    """Default estimator >= depth-tuned CART - 0.02, far above the majority class."""
+    """Default estimator >= depth-tuned CART - margin (means over 3 splits)."""
     X, y = bundled(name, n_max=3000)
-    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
-    cart = GridSearchCV(DecisionTreeClassifier(criterion="entropy", random_state=0),
-                        {"max_depth": list(range(2, 13))}, cv=3).fit(Xtr, ytr)
-    est = NonGreedyObliqueTreeClassifier(random_state=0).fit(Xtr, ytr)
-    acc, cart_acc = est.score(Xte, yte), cart.score(Xte, yte)
-    majority = max(np.mean(yte == c) for c in np.unique(y))
-    assert acc >= cart_acc - 0.02, (acc, cart_acc)
-    assert acc >= majority + 0.3
+    est, cart, majority = [], [], []
+    for seed in SEEDS:
+        Xtr, Xte, ytr, yte = split(X, y, seed)
+        grid = GridSearchCV(DecisionTreeClassifier(criterion="entropy", random_state=seed),
+                            {"max_depth": list(range(2, 13))}, cv=3).fit(Xtr, ytr)
+        est.append(NonGreedyObliqueTreeClassifier(random_state=seed).fit(Xtr, ytr).score(Xte, yte))
+        cart.append(grid.score(Xte, yte))
+        majority.append(max(np.mean(yte == c) for c in np.unique(y)))
+    mean, sd = MEASURED[name]
+    floor = min(-0.02, mean - 3 * sd / np.sqrt(len(SEEDS)))
+    assert np.mean(est) - np.mean(cart) >= floor, (est, cart)
+    assert np.mean(est) >= np.mean(majority) + 0.3
 
 
 # ------------------------------------------------------- max_depth="auto"

@@ -9,9 +9,6 @@ import pytest
 import torch
 from sklearn.base import clone
 from sklearn.datasets import make_classification, make_regression
-from sklearn.metrics import accuracy_score
-from sklearn.model_selection import GridSearchCV, train_test_split
-from sklearn.tree import DecisionTreeClassifier
 
 from sklearn_difftrees import (
     TreeEnsembleLayer,
@@ -24,6 +21,7 @@ from sklearn_difftrees.tel._kernels import smooth_step, tel_backward, tel_forwar
 from sklearn_difftrees.tel._layer import tree_ensemble_dense
 
 from test_pickle import _run_child
+from _floors import SEEDS, scores_over_seeds
 
 FAST = dict(n_trees=3, max_depth=2, max_iter=5, random_state=0)
 
@@ -403,19 +401,20 @@ def test_unpickle_and_predict_without_torch(cls, tmp_path):
 
 
 # ------------------------------------------------------- accuracy floors
+# TEL (defaults) minus tuned CART accuracy per split, seeds 0-5, AMD EPYC,
+# 2026-11-23, main 93846c9: breast_cancer_wisconsin mean +0.046, sd 0.033;
+# pima mean +0.003, sd 0.017. The floor is 3 standard errors of the 3-seed
+# mean below the measured mean, and at most -0.02.
+MEASURED = {"breast_cancer_wisconsin": (0.046, 0.033), "pima": (0.003, 0.017)}
+
+
 @pytest.mark.parametrize("name", ["breast_cancer_wisconsin", "pima"])
 def test_default_accuracy_floor_on_bundled_data(name, bundled):
     X, y = bundled(name)
-    X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.3, random_state=0,
-                                              stratify=y)
-    cart = GridSearchCV(DecisionTreeClassifier(random_state=0),
-                        {"max_depth": list(range(2, 13))}, cv=3).fit(X_tr, y_tr)
-    tel = _fit_quiet(TreeEnsembleLayerClassifier(random_state=0), X_tr, y_tr)
-    acc_tel = accuracy_score(y_te, tel.predict(X_te))
-    acc_cart = accuracy_score(y_te, cart.predict(X_te))
-    labels, counts = np.unique(y_tr, return_counts=True)
-    acc_major = np.mean(y_te == labels[np.argmax(counts)])
-    print(f"\n[{name}] TEL acc={acc_tel:.4f} (n_iter={tel.n_iter_}, reachable leaves="
-          f"{tel.n_reachable_leaves_:.2f})  CART acc={acc_cart:.4f}  majority={acc_major:.4f}")
-    assert acc_tel >= acc_cart - 0.02
-    assert acc_tel >= acc_major + 0.25 * (1 - acc_major)
+    s = scores_over_seeds(lambda seed: TreeEnsembleLayerClassifier(random_state=seed), X, y)
+    print(f"\n[{name}] TEL acc={np.round(s['est'], 4).tolist()}  CART acc="
+          f"{np.round(s['cart'], 4).tolist()}  majority={np.round(s['base'], 4).tolist()}")
+    mean, sd = MEASURED[name]
+    floor = min(-0.02, mean - 3 * sd / np.sqrt(len(SEEDS)))
+    assert (s["est"] - s["cart"]).mean() >= floor, s
+    assert s["est"].mean() >= np.mean(s["base"] + 0.25 * (1 - s["base"]))

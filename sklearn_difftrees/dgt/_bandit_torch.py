@@ -19,6 +19,12 @@ from ._module import DGTModule
 
 __all__ = ["OnlineDGT", "classification_surrogate", "regression_surrogate"]
 
+#: Floating-point type of the live module, its optimizer and the contexts.
+#: float32 in use; the tests switch it to float64 to check that ``update`` on n
+#: rounds at once equals n one-round calls up to float64 rounding (in float32
+#: the two orders of summation differ in the last bits).
+DTYPE = torch.float32
+
 
 def classification_surrogate(logits, actions, rewards, propensities):
     """Per-round loss whose gradient is eq. 8 of the DGT paper.
@@ -78,7 +84,7 @@ class OnlineDGT:
                 # docs/bandit.md, "Initialization").
                 with torch.no_grad():
                     module.leaf.add_(float(np.log(1.0 / (n_outputs - 1))))
-        self.module = module.to(self.device)
+        self.module = module.to(device=self.device, dtype=DTYPE)
         self.params = [p for p in module.parameters() if p.requires_grad]
         self.optimizer = make_optimizer(est.optimizer, self.params, est.learning_rate, est.momentum)
         self.pending = 0
@@ -125,7 +131,7 @@ class OnlineDGT:
         every row at its round.
         """
         n = Z.shape[0]
-        Zt = to_tensor(Z, self.device)
+        Zt = to_tensor(Z, self.device, dtype=DTYPE)
         leaves = np.empty(n, dtype=np.int64)
         start = 0
         self.module.train()
