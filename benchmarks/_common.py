@@ -1,6 +1,5 @@
 """Small helpers shared by the benchmark scripts (tables, environment, output)."""
 
-import datetime
 import functools
 import platform
 import time
@@ -102,13 +101,13 @@ def environment_line():
     import torch
 
     import sklearn_difftrees
+    from sklearn_difftrees._provenance import machine_line
 
     return (
         f"python {platform.python_version()}, numpy {np.__version__}, "
         f"scikit-learn {sklearn.__version__}, torch {torch.__version__} "
         f"(threads={torch.get_num_threads()}), sklearn_difftrees "
-        f"{sklearn_difftrees.__version__} (code {package_state()}), {platform.machine()}, "
-        f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}"
+        f"{sklearn_difftrees.__version__} (code {package_state()}), {machine_line()}"
     )
 
 

@@ -1,7 +1,8 @@
 """Demo: our estimators with default parameters vs depth-tuned CART on bundled real data.
 
 Run with ``python -m sklearn_difftrees.demo`` (``bash dev.sh demo`` from a
-clone). Each dataset gets one seeded 70/30 split; CART's depth is tuned by
+clone); ``--readme README.md`` also rewrites the README's demo table, with
+the CPU model and date of the run. Each dataset gets one seeded 70/30 split; CART's depth is tuned by
 3-fold cross-validation over 2..12 on the training part, every estimator of
 this package runs with its default parameters. The table shows the test
 score (accuracy, or RMSE for regression), fit time, the number of leaves
@@ -91,15 +92,41 @@ def main(argv=None):
     parser.add_argument("--datasets", nargs="+", default=DEFAULT_SETS, choices=sorted(DATASETS))
     parser.add_argument("--models", nargs="+", default=AVAILABLE, choices=AVAILABLE)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--readme", metavar="PATH",
+        help="also write the table, with the CPU model and date, between the "
+             "'<!-- demo:begin' / '<!-- demo:end -->' markers of PATH (README.md)")
     args = parser.parse_args(argv)
+    start = time.perf_counter()
     header = f"{'dataset':<24} {'model':<19} {'metric':<8} {'score':>8} {'fit [s]':>8} {'leaves':>7} {'depth':>6}"
-    print(header)
-    print("-" * len(header))
+    lines = [header, "-" * len(header)]
+    print("\n".join(lines))
     for name in args.datasets:
         for row in _run(name, args.seed, args.models):
-            print(f"{row[0]:<24} {row[1]:<19} {row[2]:<8} {row[3]:>8.4f} {row[4]:>8.2f} {row[5]:>7d} {row[6]:>6d}", flush=True)
+            lines.append(f"{row[0]:<24} {row[1]:<19} {row[2]:<8} {row[3]:>8.4f} {row[4]:>8.2f} {row[5]:>7d} {row[6]:>6d}")
+            print(lines[-1], flush=True)
     print("\nscore: test accuracy (higher is better) or RMSE (lower is better) on a 70/30 split;"
           "\nevery model except CART runs with its default parameters.")
+    if args.readme:
+        import torch
+
+        from ._provenance import machine_line, replace_marked_section
+
+        command = "python -m sklearn_difftrees.demo" + "".join(
+            f" {flag} {' '.join(map(str, value))}" for flag, value, default in [
+                ("--datasets", args.datasets, DEFAULT_SETS),
+                ("--models", args.models, AVAILABLE),
+                ("--seed", [args.seed], [0]),
+            ] if list(value) != list(default))
+        block = (
+            f"Output of `{command}` (written by its `--readme` option), "
+            f"{machine_line()}, torch {torch.__version__} with "
+            f"{torch.get_num_threads()} thread(s), {time.perf_counter() - start:.0f} s in all "
+            f"(leaves of TEL are all leaves of its soft trees, of which a sample reaches only "
+            f"a few):\n\n```\n" + "\n".join(lines) + "\n```"
+        )
+        replace_marked_section(args.readme, "demo", block)
+        print(f"\nwrote the table into {args.readme}")
 
 
 if __name__ == "__main__":
