@@ -4,6 +4,7 @@
 #   bash dev.sh test    # set up, then check the import layering and run the test suite
 #   bash dev.sh bench-smoke   # set up, then a tiny run of every benchmark script
 #   bash dev.sh docs    # set up with the docs extra, then build the site (warnings are errors)
+#   bash dev.sh notebooks     # set up with the notebooks extra, then execute notebooks/*.ipynb
 #   bash dev.sh dist-check    # set up, build sdist + wheel, serve them without torch
 # Set-up (idempotent): a virtualenv in $VENV (default .venv), torch==2.13.0
 # (the training extra), then this package built from source (needs a C
@@ -77,8 +78,16 @@ case "$cmd" in
         OMP_NUM_THREADS=1 "$VENV/bin/python" -m sphinx -E -W --keep-going -q -b html docs docs/_build/html
         echo "docs: built in $((SECONDS - start)) s: docs/_build/html/index.html"
         ;;
+    notebooks)
+        # Every cell of every notebook runs (nbmake); outputs are not written back.
+        setup "test,notebooks"
+        start=$SECONDS
+        OMP_NUM_THREADS=1 "$VENV/bin/python" -m pytest -q -p no:cacheprovider -o addopts="" \
+            --nbmake --nbmake-timeout=600 notebooks
+        echo "notebooks: ran in $((SECONDS - start)) s"
+        ;;
     *)
-        echo "usage: bash dev.sh {demo|test|bench-smoke|docs}" >&2
+        echo "usage: bash dev.sh {demo|test|bench-smoke|docs|notebooks}" >&2
         exit 2
         ;;
 esac
