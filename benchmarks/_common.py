@@ -78,7 +78,7 @@ def dgt_defaults():
     from sklearn_difftrees import DGTClassifier, DGTRegressor
 
     c, r = DGTClassifier().get_params(), DGTRegressor().get_params()
-    keys = ["max_depth", "hidden_width", "max_iter", "n_iter_no_change", "refit_leaves"]
+    keys = ["max_depth", "n_layers", "hidden_width", "max_iter", "n_iter_no_change", "refit_leaves"]
     parts = []
     for k in keys:
         if k not in c:

@@ -491,8 +491,16 @@ def main(argv=None):
 
     sets = aggregate(results, models)
     sets = {n: sets[n] for n in names if n in sets}
-    cmd = "python benchmarks/bench_defaults.py " + " ".join(
-        a if not a.startswith("/") else os.path.relpath(a) for a in (argv or sys.argv[1:]))
+    # The command that reproduces the tables (output paths left out).
+    shown, skip = [], False
+    for a in (argv if argv is not None else sys.argv[1:]):
+        if skip:
+            skip = False
+        elif a in ("--json", "--out", "--markdown"):
+            skip = True
+        elif not a.startswith(("--json=", "--out=", "--markdown=")):
+            shown.append(os.path.relpath(a) if a.startswith("/") else a)
+    cmd = "python benchmarks/bench_defaults.py " + " ".join(shown)
     header = (
         f"Default parameters, `random_state` = split seed, {seeds} seeded 70/30 split(s) "
         "(stratified for classification), raw features. CART = depth-tuned "

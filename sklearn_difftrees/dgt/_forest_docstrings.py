@@ -3,6 +3,13 @@ references), formatted per task in ``_forest``."""
 
 from ._classes import _DOC_TREE_PARAMS
 
+# The forests keep the members' former training defaults (n_layers=3,
+# n_iter_no_change=20): the single trees' defaults were chosen on single
+# trees only (docs/dgt.md, "Why these defaults").
+_FOREST_DOC_TREE_PARAMS = _DOC_TREE_PARAMS.replace(
+    "n_layers : int, default=1", "n_layers : int, default=3"
+).replace("n_iter_no_change : int, default=50", "n_iter_no_change : int, default=20")
+
 __all__ = ["_DOC_FOREST_ATTRS", "_MEMBER_PARAMS_NOTE", "_REFERENCES", "_forest_params_doc"]
 
 
@@ -34,7 +41,7 @@ def _forest_params_doc(oob_attr):
         ``dask.distributed.Client``) or ``"ray"`` (after
         ``ray.util.joblib.register_ray()``).
 """
-        + _DOC_TREE_PARAMS
+        + _FOREST_DOC_TREE_PARAMS
         + """    random_state : int, RandomState instance or None, default=None
         Draws one seed per member (its initialization, validation split and
         batch order) and the bootstrap samples. Two fits with the same integer
