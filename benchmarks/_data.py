@@ -1,34 +1,32 @@
 """Dataset access for the benchmark scripts.
 
-The full benchmarks read the development datasets in ``../shared/datasets``
-(relative to the repository root, i.e. next to the checkout; see
-``shared/datasets/README.md`` there). Every file is a gzip-compressed,
-tab-separated table with one header line; the label is the column named
-``target`` (selected by name: it is not always the last column).
+Every script runs on the datasets **bundled with the package**
+(``sklearn_difftrees.datasets``: 16 real tables), so a fresh clone runs them
+all, full runs included. ``--data-dir DIR`` adds every ``DIR/<name>.tsv.gz``
+(e.g. the development sets in ``../shared/datasets``: ``twonorm`` and full
+copies of the others); a set found there takes precedence over the bundled
+copy. The environment variable ``SKLEARN_DIFFTREES_DATA_DIR`` sets the same
+directory when ``--data-dir`` is not given.
 
-When ``../shared/datasets`` is absent (a fresh clone, CI), the full runs skip
-with a message and exit code 0, and the ``--smoke`` runs fall back to the
-copies bundled with the package (``sklearn_difftrees.datasets.load_dataset``).
+Every file is a gzip-compressed, tab-separated table with one header line;
+the label is the column named ``target`` (selected by name: it is not always
+the last column).
 
-The directory can be overridden with the environment variable
-``SKLEARN_DIFFTREES_SHARED_DATASETS``.
+A script's default list of sets may name sets that are neither bundled nor
+in the data directory (``twonorm``): those are skipped with a message. A set
+asked for by name (``--datasets``) that is unavailable is an error.
 
-Run ``python benchmarks/_data.py`` to list what is available.
+Run ``python benchmarks/_data.py [--data-dir DIR]`` to list what is available.
 """
 
+import argparse
 import gzip
 import os
-import sys
 from pathlib import Path
 
 import numpy as np
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-SHARED_DIR = Path(
-    os.environ.get(
-        "SKLEARN_DIFFTREES_SHARED_DATASETS", REPO_ROOT.parent / "shared" / "datasets"
-    )
-)
 
 #: The 17 development sets, in the order of shared/datasets/README.md.
 CLASSIFICATION = [
@@ -50,6 +48,29 @@ CLASSIFICATION = [
 REGRESSION = ["abalone", "197_cpu_act", "537_houses"]
 ALL_DATASETS = CLASSIFICATION + REGRESSION
 
+#: The extra directory (``--data-dir``); ``None``: bundled sets only.
+DATA_DIR = os.environ.get("SKLEARN_DIFFTREES_DATA_DIR") or None
+
+
+def add_data_dir_argument(parser):
+    """Add ``--data-dir DIR`` to a script's argument parser."""
+    parser.add_argument(
+        "--data-dir", default=DATA_DIR, metavar="DIR",
+        help="directory of extra <name>.tsv.gz sets (e.g. ../shared/datasets), used "
+             "before the copies bundled with the package; default: bundled sets only "
+             "(or $SKLEARN_DIFFTREES_DATA_DIR)",
+    )
+    return parser
+
+
+def use_data_dir(path):
+    """Read extra sets from ``path`` (``None``: bundled sets only)."""
+    global DATA_DIR
+    if path is not None and not Path(path).is_dir():
+        raise SystemExit(f"--data-dir {path}: no such directory.")
+    DATA_DIR = None if path is None else str(path)
+    return DATA_DIR
+
 
 def task_of(name):
     """``"classification"`` or ``"regression"``."""
@@ -57,28 +78,41 @@ def task_of(name):
         return "regression"
     if name in CLASSIFICATION:
         return "classification"
+    from sklearn_difftrees.datasets import DATASETS
+
+    if name in DATASETS:
+        return "regression" if DATASETS[name][0] == "regression" else "classification"
     raise ValueError(f"Unknown dataset {name!r}; choose from {ALL_DATASETS}.")
 
 
-def shared_available():
-    """Whether the shared dataset directory exists."""
-    return SHARED_DIR.is_dir()
-
-
-def available_datasets():
-    """Names of the ``*.tsv.gz`` files in the shared directory ([] when absent)."""
-    if not shared_available():
-        return []
-    return sorted(p.name[: -len(".tsv.gz")] for p in SHARED_DIR.glob("*.tsv.gz"))
-
-
 def bundled_datasets():
-    """Names of the datasets bundled with the package ([] if it has none)."""
-    try:
-        from sklearn_difftrees.datasets import DATASETS
-    except ImportError:
-        return []
+    """Names of the datasets bundled with the package."""
+    from sklearn_difftrees.datasets import DATASETS
+
     return sorted(DATASETS)
+
+
+def _dir_path(name):
+    if DATA_DIR is None:
+        return None
+    path = Path(DATA_DIR) / f"{name}.tsv.gz"
+    return path if path.is_file() else None
+
+
+def is_available(name):
+    """Whether ``name`` is in the data directory or bundled."""
+    return _dir_path(name) is not None or name in bundled_datasets()
+
+
+def available(names, script=None):
+    """The names of ``names`` that can be loaded; says which are skipped."""
+    keep = [n for n in names if is_available(n)]
+    skipped = [n for n in names if n not in keep]
+    if skipped:
+        where = f" nor in {DATA_DIR}" if DATA_DIR else " (add them with --data-dir DIR)"
+        print(f"{script or 'benchmark'}: skipping {', '.join(skipped)}: not bundled{where}.",
+              flush=True)
+    return keep
 
 
 def _read_tsv_gz(path):
@@ -89,69 +123,43 @@ def _read_tsv_gz(path):
     return np.delete(table, t, axis=1), table[:, t]
 
 
-def load_shared(name):
-    """``X, y`` of ``../shared/datasets/<name>.tsv.gz``.
+def load(name, smoke=False):
+    """``X, y`` of ``name``: from the data directory if there, else the bundled copy.
 
     Classification labels are returned as int64 as they are in the file (not
     necessarily ``0..K-1``; label-encode them before use), regression targets
-    as float64.
+    as float64. ``smoke`` is accepted for the scripts' convenience and does
+    not change where the data come from.
     """
-    path = SHARED_DIR / f"{name}.tsv.gz"
-    if not path.is_file():
-        raise FileNotFoundError(f"{path} not found (shared datasets: {SHARED_DIR}).")
-    X, y = _read_tsv_gz(path)
-    if name in CLASSIFICATION:
-        y = y.astype(np.int64)
-    return X, y
-
-
-def load(name, smoke=False):
-    """``X, y`` from the shared directory; in smoke mode the bundled copy if needed."""
-    if (SHARED_DIR / f"{name}.tsv.gz").is_file():
-        return load_shared(name)
-    if smoke and name in bundled_datasets():
+    path = _dir_path(name)
+    if path is not None:
+        X, y = _read_tsv_gz(path)
+        return X, (y.astype(np.int64) if task_of(name) == "classification" else y)
+    if name in bundled_datasets():
         from sklearn_difftrees.datasets import load_dataset
 
         return load_dataset(name, return_X_y=True)
-    raise FileNotFoundError(
-        f"Dataset {name!r} is neither in {SHARED_DIR} nor (smoke mode) bundled."
-    )
+    where = f" nor in {DATA_DIR}" if DATA_DIR else " (pass --data-dir DIR)"
+    raise FileNotFoundError(f"Dataset {name!r} is not bundled with the package{where}.")
 
 
 def source_of(name):
     """Where :func:`load` reads ``name`` from, for the reports."""
-    if (SHARED_DIR / f"{name}.tsv.gz").is_file():
-        return "shared"
-    return "bundled"
+    return "data-dir" if _dir_path(name) is not None else "bundled"
 
 
-def require_shared_or_skip(smoke, script):
-    """Exit 0 with a message when a full run has no shared datasets."""
-    if smoke or shared_available():
-        return
-    print(
-        f"{script}: SKIPPED: shared datasets not found at {SHARED_DIR} "
-        "(set SKLEARN_DIFFTREES_SHARED_DATASETS, or run with --smoke to use the "
-        "copies bundled with the package)."
-    )
-    sys.exit(0)
-
-
-def main():
-    if not shared_available():
-        print(f"Shared datasets: not found at {SHARED_DIR} (skipping).")
-    else:
-        names = available_datasets()
-        print(f"Shared datasets in {SHARED_DIR} ({len(names)}):")
-        for name in names:
-            X, y = load_shared(name)
-            extra = (
-                f"{len(np.unique(y))} classes"
-                if name in CLASSIFICATION
-                else f"target in [{y.min():g}, {y.max():g}]"
-            )
-            print(f"  {name:25s} {X.shape[0]:6d} x {X.shape[1]:3d}  {extra}")
-    print(f"Bundled with the package: {', '.join(bundled_datasets()) or 'none'}")
+def main(argv=None):
+    parser = add_data_dir_argument(argparse.ArgumentParser(description="List the datasets."))
+    use_data_dir(parser.parse_args(argv).data_dir)
+    names = sorted(set(bundled_datasets()) | {
+        p.name[: -len(".tsv.gz")] for p in Path(DATA_DIR or ".").glob("*.tsv.gz")
+    } if DATA_DIR else set(bundled_datasets()))
+    print(f"Datasets ({'bundled + ' + DATA_DIR if DATA_DIR else 'bundled only'}):")
+    for name in names:
+        X, y = load(name)
+        extra = (f"{len(np.unique(y))} classes" if task_of(name) == "classification"
+                 else f"target in [{y.min():g}, {y.max():g}]")
+        print(f"  {name:25s} {X.shape[0]:6d} x {X.shape[1]:3d}  {extra}  ({source_of(name)})")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ against supervised ``DGTRegressor`` (defaults). RMSE in original target units.
 Every run: seeded 70/30 train/test split (stratified for classification),
 one torch thread. Every learner standardizes its inputs with the
 statistics of the (unlabelled) stream contexts (``simulate(init_contexts=...)``).
-Full run (needs ../shared/datasets for abalone)::
+Full run (on the bundled sets; ``--data-dir DIR`` adds others, e.g. twonorm)::
 
     python benchmarks/bench_bandit.py --out benchmarks/results/bandit.md \
         --plot docs/img/bandit_curves.png
@@ -34,7 +34,7 @@ import sys
 import numpy as np
 
 from _common import Timer, environment_line, markdown_table, single_thread, write_out
-from _data import load, require_shared_or_skip, source_of
+from _data import add_data_dir_argument, load, source_of, use_data_dir
 
 CLASSIFICATION = ["satimage", "letter"]
 REGRESSION = ["abalone", "197_cpu_act"]
@@ -182,6 +182,7 @@ def plot(results, path):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_data_dir_argument(parser)
     parser.add_argument("--smoke", action="store_true", help="tiny run on bundled data (< 60 s)")
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--rounds", type=int, default=5000, help="stream length (rows)")
@@ -196,7 +197,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.smoke:
         args.rounds, args.passes, args.eval_every, args.eval_rows = 600, 1, 200, 500
-    require_shared_or_skip(args.smoke, "bench_bandit.py")
+    use_data_dir(args.data_dir)
     single_thread()
     env = environment_line()
     results = {}

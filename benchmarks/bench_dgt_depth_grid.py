@@ -12,11 +12,11 @@ Not like for like: the paper used LIBSVM's fixed, scaled train/test splits for
 letter and satimage (and a 0.64/0.16/0.2 split for the others) and tuned the
 other hyper-parameters too; here the pooled PMLB data are split at random.
 
-Full run (needs ../shared/datasets; skips with exit code 0 otherwise)::
+Full run (on the bundled sets; ``--data-dir DIR`` adds others, e.g. twonorm)::
 
     python benchmarks/bench_dgt_depth_grid.py --out benchmarks/results/dgt_depth_grid.md
 
-Smoke run (< 60 s, bundled copies when ../shared is absent)::
+Smoke run (< 60 s, bundled sets)::
 
     python benchmarks/bench_dgt_depth_grid.py --smoke
 """
@@ -35,7 +35,7 @@ from _common import (
     single_thread,
     write_out,
 )
-from _data import load, require_shared_or_skip, source_of, task_of
+from _data import add_data_dir_argument, available, load, source_of, task_of, use_data_dir
 
 #: name -> (paper name, paper DGT mean, std, paper's tuned depth, paper CART mean).
 #: Accuracies in %, RMSE in target units (Tables 1 and 2 of the DGT paper).
@@ -137,6 +137,7 @@ def render(results, args, total, final):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_data_dir_argument(parser)
     parser.add_argument("--smoke", action="store_true",
                         help="tiny run for CI: 2 sets, 1 split, <= 1000 rows, 5 epochs")
     parser.add_argument("--datasets", nargs="+", default=None, metavar="NAME",
@@ -148,7 +149,7 @@ def main(argv=None):
     parser.add_argument("--json", default=None, help="write per-split raw results here")
     args = parser.parse_args(argv)
 
-    require_shared_or_skip(args.smoke, "bench_dgt_depth_grid")
+    use_data_dir(args.data_dir)
     single_thread()
     dgt_defaults()
     environment_line()  # pin the code state and date at the start of the run
@@ -160,7 +161,8 @@ def main(argv=None):
         warnings.filterwarnings("ignore", category=ConvergenceWarning)
     if args.splits is None:
         args.splits = 1 if args.smoke else 3
-    names = args.datasets or (SMOKE_DATASETS if args.smoke else DATASETS)
+    names = args.datasets or available(
+        SMOKE_DATASETS if args.smoke else DATASETS, "bench_dgt_depth_grid")
     for name in names:
         task_of(name)
 

@@ -13,12 +13,12 @@ RMSE (regression), DGT fit time / epochs / leaves / depth, CART tuned depth and
 leaves, and whether DGT beats CART on the mean. Class labels are
 label-encoded (they are not always 0..K-1 in the files).
 
-Full run (needs ../shared/datasets; skips with exit code 0 otherwise)::
+Full run (on the bundled sets; ``--data-dir DIR`` adds others, e.g. twonorm)::
 
     python benchmarks/bench_dgt_vs_cart.py --out benchmarks/results/dgt_vs_cart.md \
         --json benchmarks/results/dgt_vs_cart.json
 
-Smoke run (< 60 s, works without ../shared through the bundled copies)::
+Smoke run (< 60 s, bundled sets)::
 
     python benchmarks/bench_dgt_vs_cart.py --smoke
 """
@@ -39,10 +39,12 @@ from _common import (
 )
 from _data import (
     ALL_DATASETS,
+    add_data_dir_argument,
+    available,
     load,
-    require_shared_or_skip,
     source_of,
     task_of,
+    use_data_dir,
 )
 
 #: Excluded from the win count: mushroom (both methods reach 100% test
@@ -229,6 +231,7 @@ def render(results, args, total, final):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_data_dir_argument(parser)
     parser.add_argument("--smoke", action="store_true",
                         help="tiny run for CI: 3 small sets, 1 split, <= 1500 rows, 20 epochs")
     parser.add_argument("--datasets", nargs="+", default=None, metavar="NAME",
@@ -242,7 +245,7 @@ def main(argv=None):
     parser.add_argument("--json", default=None, help="write per-split raw results here")
     args = parser.parse_args(argv)
 
-    require_shared_or_skip(args.smoke, "bench_dgt_vs_cart")
+    use_data_dir(args.data_dir)
     single_thread()
     dgt_defaults()
     environment_line()  # pin the code state and date at the start of the run
@@ -254,7 +257,8 @@ def main(argv=None):
         warnings.filterwarnings("ignore", category=ConvergenceWarning)
     if args.splits is None:
         args.splits = 1 if args.smoke else 3
-    names = args.datasets or (SMOKE_DATASETS if args.smoke else ALL_DATASETS)
+    names = args.datasets or available(
+        SMOKE_DATASETS if args.smoke else ALL_DATASETS, "bench_dgt_vs_cart")
     for name in names:
         task_of(name)  # fail early on typos
 

@@ -35,12 +35,12 @@ before splitting), to keep the full run near half an hour on 2 cores;
 ``--splits N`` sets one number for every set, ``--max-rows N`` caps every set
 at N rows instead (0: no cap).
 
-Full run (needs ../shared/datasets; skips with exit code 0 otherwise)::
+Full run (on the bundled sets; ``--data-dir DIR`` adds others, e.g. twonorm)::
 
     python benchmarks/bench_forest.py --out benchmarks/results/forest.md \
         --json benchmarks/results/forest.json
 
-Smoke run (< 60 s, works without ../shared through the bundled copies)::
+Smoke run (< 60 s, bundled sets)::
 
     python benchmarks/bench_forest.py --smoke
 """
@@ -58,7 +58,15 @@ from _common import (
     run_datasets,
     single_thread,
 )
-from _data import ALL_DATASETS, load, require_shared_or_skip, source_of, task_of
+from _data import (
+    ALL_DATASETS,
+    add_data_dir_argument,
+    available,
+    load,
+    source_of,
+    task_of,
+    use_data_dir,
+)
 
 DEFAULT_DATASETS = [
     "abalone",
@@ -351,6 +359,7 @@ def render(results, args, total, final):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_data_dir_argument(parser)
     parser.add_argument("--smoke", action="store_true",
                         help=f"tiny run for CI: {' '.join(SMOKE_DATASETS)}, 1 split, "
                              f"<= {SMOKE_MAX_ROWS} rows, DGT forest {SMOKE_DGT}")
@@ -370,7 +379,7 @@ def main(argv=None):
     parser.add_argument("--json", default=None, help="write per-split raw results here")
     args = parser.parse_args(argv)
 
-    require_shared_or_skip(args.smoke, "bench_forest")
+    use_data_dir(args.data_dir)
     single_thread()
     dgt_defaults()
     environment_line()  # pin the code state and date at the start of the run
@@ -380,7 +389,8 @@ def main(argv=None):
 
     # Smoke fits stop on max_iter by design; full-run members may also warn.
     warnings.filterwarnings("ignore", category=ConvergenceWarning)
-    names = args.datasets or (SMOKE_DATASETS if args.smoke else DEFAULT_DATASETS)
+    names = args.datasets or available(
+        SMOKE_DATASETS if args.smoke else DEFAULT_DATASETS, "bench_forest")
     for name in names:
         task_of(name)  # fail early on typos
     models = model_names()

@@ -16,7 +16,7 @@ and Na from the other glass features (depth 4), dendrogram purity on a 20%
 test part (paper: 0.468), next to CART-free references (one cluster; a
 depth-4 ``DecisionTreeRegressor`` on the same self-supervised task).
 
-Full run (needs ../shared/datasets; skips with exit code 0 otherwise)::
+Full run (on the bundled sets; ``--data-dir DIR`` adds others, e.g. twonorm)::
 
     python benchmarks/bench_latent_tree_vs_cart.py --out benchmarks/results/latent_tree_vs_cart.md
 
@@ -32,7 +32,7 @@ import warnings
 import numpy as np
 
 from _common import Timer, environment_line, markdown_table, single_thread, write_out
-from _data import load, require_shared_or_skip, task_of
+from _data import add_data_dir_argument, available, load, task_of, use_data_dir
 
 DATASETS = [
     "breast_cancer_wisconsin", "pima", "crx", "vehicle", "ecoli", "spambase",
@@ -127,12 +127,13 @@ def glass_clustering(seeds, smoke):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_data_dir_argument(parser)
     parser.add_argument("--smoke", action="store_true")
     parser.add_argument("--datasets", nargs="+", default=None)
     parser.add_argument("--splits", type=int, default=None)
     parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
-    require_shared_or_skip(args.smoke, "bench_latent_tree_vs_cart")
+    use_data_dir(args.data_dir)
     single_thread()
     env = environment_line()
     from sklearn.exceptions import ConvergenceWarning
@@ -140,7 +141,8 @@ def main(argv=None):
 
     warnings.filterwarnings("ignore", category=ConvergenceWarning)
     n_splits = args.splits or (1 if args.smoke else 3)
-    names = args.datasets or (SMOKE_DATASETS if args.smoke else DATASETS)
+    names = args.datasets or available(
+        SMOKE_DATASETS if args.smoke else DATASETS, "bench_latent_tree_vs_cart")
     rows = []
     for name in names:
         task = task_of(name)

@@ -15,7 +15,7 @@ stratified train/test splits:
 
 Also reports the non-greedy tree's active leaves and fit time.
 
-Full run (needs ../shared/datasets; skips with exit code 0 otherwise)::
+Full run (on the bundled sets; ``--data-dir DIR`` adds others, e.g. twonorm)::
 
     python benchmarks/bench_non_greedy_depth.py --out benchmarks/results/non_greedy_depth.md
 
@@ -30,7 +30,7 @@ import warnings
 
 import numpy as np
 from _common import environment_line, markdown_table, write_out
-from _data import load, require_shared_or_skip
+from _data import add_data_dir_argument, load, use_data_dir
 
 
 def run(name, depths, n_splits, smoke):
@@ -78,12 +78,13 @@ def run(name, depths, n_splits, smoke):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_data_dir_argument(ap)
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--out", default=None)
     ap.add_argument("--splits", type=int, default=3)
     ap.add_argument("--datasets", default="satimage,letter,segmentation")
     args = ap.parse_args()
-    require_shared_or_skip(args.smoke, "bench_non_greedy_depth.py")
+    use_data_dir(args.data_dir)
     env = environment_line()
     if args.smoke:
         names, depths, n_splits = ["segmentation"], [4, 6], 1

@@ -14,7 +14,7 @@ are the best of ``--repeats``. Per-epoch times on the full training set are
 the per-batch times multiplied by the number of batches of an epoch
 (``ceil(0.9 n / 128)``, the default validation split held out).
 
-Full run (needs ../shared/datasets; skips with exit code 0 otherwise)::
+Full run (on the bundled sets; ``--data-dir DIR`` adds others, e.g. twonorm)::
 
     python benchmarks/bench_non_greedy_lai.py --out benchmarks/results/non_greedy_lai.md
 
@@ -30,7 +30,7 @@ import warnings
 
 import numpy as np
 from _common import environment_line, markdown_table, write_out
-from _data import load, require_shared_or_skip
+from _data import add_data_dir_argument, load, use_data_dir
 
 BATCH = 128
 
@@ -77,12 +77,13 @@ def run_depth(Z, y, depth, n_batches, repeats):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_data_dir_argument(ap)
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--out", default=None)
     ap.add_argument("--batches", type=int, default=16)
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
-    require_shared_or_skip(args.smoke, "bench_non_greedy_lai.py")
+    use_data_dir(args.data_dir)
     from sklearn.preprocessing import LabelEncoder, StandardScaler
 
     X, y = load("letter", smoke=args.smoke)

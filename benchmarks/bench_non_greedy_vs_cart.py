@@ -13,7 +13,7 @@ stratified train/test splits:
 Reports test accuracy (%) averaged over the splits, and counts on how many
 sets SGD beats its start (ties excluded).
 
-Full run (needs ../shared/datasets; skips with exit code 0 otherwise)::
+Full run (on the bundled sets; ``--data-dir DIR`` adds others, e.g. twonorm)::
 
     python benchmarks/bench_non_greedy_vs_cart.py --out benchmarks/results/non_greedy_vs_cart.md
 
@@ -28,7 +28,7 @@ import warnings
 
 import numpy as np
 from _common import environment_line, markdown_table, write_out
-from _data import CLASSIFICATION, load, require_shared_or_skip
+from _data import CLASSIFICATION, add_data_dir_argument, available, load, use_data_dir
 
 
 def run(name, n_splits, smoke):
@@ -68,13 +68,15 @@ def run(name, n_splits, smoke):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_data_dir_argument(ap)
     ap.add_argument("--smoke", action="store_true")
     ap.add_argument("--out", default=None)
     ap.add_argument("--splits", type=int, default=2)
     args = ap.parse_args()
-    require_shared_or_skip(args.smoke, "bench_non_greedy_vs_cart.py")
+    use_data_dir(args.data_dir)
     env = environment_line()
-    names = ["pima", "ecoli"] if args.smoke else CLASSIFICATION
+    names = (["pima", "ecoli"] if args.smoke
+             else available(CLASSIFICATION, "bench_non_greedy_vs_cart"))
     n_splits = 1 if args.smoke else args.splits
     rows, wins, wins_c, n = [], 0, 0, 0
     for name in names:

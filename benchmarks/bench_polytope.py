@@ -14,7 +14,7 @@ depth and fit time of each; then, side by side in the same run, the time of
 the compiled polytope router (``tree_.apply``) against a vectorized numpy
 walk of the same tree on the test rows (identical leaves are asserted).
 
-Full run (needs ../shared/datasets; skips with exit code 0 otherwise)::
+Full run (on the bundled sets; ``--data-dir DIR`` adds others, e.g. twonorm)::
 
     python benchmarks/bench_polytope.py --out benchmarks/results/polytope.md
 
@@ -36,7 +36,15 @@ from _common import (
     run_datasets,
     single_thread,
 )
-from _data import ALL_DATASETS, load, require_shared_or_skip, source_of, task_of
+from _data import (
+    ALL_DATASETS,
+    add_data_dir_argument,
+    available,
+    load,
+    source_of,
+    task_of,
+    use_data_dir,
+)
 
 DEFAULT_DATASETS = [
     "breast_cancer_wisconsin", "pima", "crx", "ecoli", "vehicle", "yeast", "segmentation",
@@ -179,6 +187,7 @@ def render(results, args, n_total, final):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_data_dir_argument(parser)
     parser.add_argument("--smoke", action="store_true",
                         help="tiny CI run: 3 bundled sets, <= 800 rows, 1 split, 20 refinement epochs")
     parser.add_argument("--datasets", nargs="+", default=None, metavar="NAME",
@@ -188,7 +197,7 @@ def main(argv=None):
     parser.add_argument("--json", default=None, help="write raw results here")
     args = parser.parse_args(argv)
 
-    require_shared_or_skip(args.smoke, "bench_polytope")
+    use_data_dir(args.data_dir)
     single_thread()
     environment_line()
     import warnings
@@ -198,7 +207,8 @@ def main(argv=None):
     warnings.filterwarnings("ignore", category=ConvergenceWarning)
     if args.splits is None:
         args.splits = 1 if args.smoke else 3
-    names = args.datasets or (SMOKE_DATASETS if args.smoke else DEFAULT_DATASETS)
+    names = args.datasets or available(
+        SMOKE_DATASETS if args.smoke else DEFAULT_DATASETS, "bench_polytope")
     for name in names:
         task_of(name)
     return run_datasets(names, lambda n: run_dataset(n, args.splits, args.smoke), render, args,

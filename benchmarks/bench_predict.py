@@ -31,7 +31,7 @@ import time
 import numpy as np
 
 from _common import environment_line, markdown_table, single_thread, write_out
-from _data import load, require_shared_or_skip, source_of
+from _data import add_data_dir_argument, load, source_of, use_data_dir
 
 
 def median_time(fn, repeats):
@@ -72,6 +72,7 @@ def build_models(X, y, model, depth):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_data_dir_argument(parser)
     parser.add_argument("--smoke", action="store_true",
                         help="tiny run for CI: 20000 rows, 3 repeats, 1 training epoch")
     parser.add_argument("--rows", type=int, default=None, help="default 200000 (20000 smoke)")
@@ -82,7 +83,7 @@ def main(argv=None):
     parser.add_argument("--out", default=None, help="write the markdown table here")
     args = parser.parse_args(argv)
 
-    require_shared_or_skip(args.smoke, "bench_predict")
+    use_data_dir(args.data_dir)
     single_thread()
     environment_line()  # pin the code state and date at the start of the run
     from threadpoolctl import threadpool_limits

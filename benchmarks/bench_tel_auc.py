@@ -1,7 +1,7 @@
 """Default TEL vs HistGradientBoosting and CART: test AUC (paper Table 3, Fig. 4).
 
-Part ``auc``: for the ten PMLB sets of the paper's Table 3 that the shared
-datasets hold, and each of ``--splits`` seeded random 70/30 splits
+Part ``auc``: for the ten PMLB sets of the paper's Table 3 (twonorm only with
+``--data-dir``: it is not bundled), and each of ``--splits`` seeded random 70/30 splits
 (stratified; the paper uses 15):
 
 * TEL: ``TreeEnsembleLayerClassifier`` with its defaults (``random_state`` =
@@ -19,7 +19,7 @@ number of trees for TEL (``n_trees`` in 1..50, other defaults) and for
 HistGradientBoosting (``max_iter`` = number of trees, 1..500, early stopping
 off), over ``--curve-splits`` splits of pima, spambase and crx.
 
-Full run (needs ../shared/datasets)::
+Full run (on the bundled sets; ``--data-dir DIR`` adds others, e.g. twonorm)::
 
     python benchmarks/bench_tel_auc.py --splits 15 --out benchmarks/results/tel_auc.md
 
@@ -35,7 +35,7 @@ import warnings
 import numpy as np
 
 from _common import environment_line, markdown_table, single_thread, write_out
-from _data import load, require_shared_or_skip, source_of
+from _data import add_data_dir_argument, available, load, source_of, use_data_dir
 
 #: Paper Table 3 (tuned TEL test AUC, mean of 15 splits).
 PAPER_AUC = {
@@ -138,6 +138,7 @@ def ms(v):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add_data_dir_argument(parser)
     parser.add_argument("--smoke", action="store_true")
     parser.add_argument("--splits", type=int, default=15)
     parser.add_argument("--curve-splits", type=int, default=5)
@@ -145,7 +146,7 @@ def main():
     parser.add_argument("--parts", default="auc,curve")
     parser.add_argument("--out")
     args = parser.parse_args()
-    require_shared_or_skip(args.smoke, "bench_tel_auc.py")
+    use_data_dir(args.data_dir)
     single_thread()
     env = environment_line()
     if args.smoke:
@@ -154,7 +155,7 @@ def main():
         TEL_TREES[:] = [1, 5]
         GBDT_TREES[:] = [1, 10]
     else:
-        datasets, splits = args.datasets.split(","), args.splits
+        datasets, splits = available(args.datasets.split(","), "bench_tel_auc"), args.splits
         curve_sets, curve_splits, max_rows = CURVE_SETS, args.curve_splits, None
     parts = args.parts.split(",")
     from sklearn_difftrees import TreeEnsembleLayerClassifier

@@ -20,7 +20,7 @@ by side in this run, and
 the mean number of reachable leaves per sample and tree of the conditional
 model (averaged over all training batches; 2**depth is the dense count).
 
-Full run (needs ../shared/datasets)::
+Full run (on the bundled sets; ``--data-dir DIR`` adds others, e.g. twonorm)::
 
     python benchmarks/bench_tel_speed.py --out benchmarks/results/tel_speed.md
 
@@ -35,7 +35,7 @@ import time
 import numpy as np
 
 from _common import environment_line, markdown_table, single_thread, write_out
-from _data import load, require_shared_or_skip, source_of
+from _data import add_data_dir_argument, load, source_of, use_data_dir
 
 
 def _train(module, X, y, epochs, batch_size, seed, stats=None):
@@ -118,6 +118,7 @@ HEADERS = ["dataset", "depth", "reachable leaves / tree", "leaves", "conditional
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add_data_dir_argument(parser)
     parser.add_argument("--smoke", action="store_true")
     parser.add_argument("--datasets", default="pima,spambase")
     parser.add_argument("--depths", default="2,3,4,5,6,7,8,9,10")
@@ -125,7 +126,7 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out")
     args = parser.parse_args()
-    require_shared_or_skip(args.smoke, "bench_tel_speed.py")
+    use_data_dir(args.data_dir)
     if args.smoke:
         datasets, depths, epochs, max_rows = ["pima"], [2, 4, 6], 3, 500
     else:
