@@ -9,8 +9,9 @@ sklearn_difftrees`` stays torch-free.
 
 import importlib
 
-from ._core.export import export_text, plot_tree
+from ._core.export import export_graphviz, export_text, plot_tree
 from ._core.optional import require_torch
+from ._core.training_plot import plot_training_history
 from ._core.tree import ObliqueTree
 from .dgt import (
     DGTBanditClassifier,
@@ -58,7 +59,9 @@ __all__ = [
     "DGTForestRegressor",
     "DGTRegressor",
     "ObliqueTree",
+    "export_graphviz",
     "export_text",
+    "plot_training_history",
     "plot_tree",
     # -- latent_tree __all__ --
     "LatentTreeClassifier",

@@ -287,25 +287,21 @@ def test_export_text_top_k_and_more(fitted_clf):
     assert "class:" in text
 
 
-def test_export_text_inactive_subtree_not_expanded():
+def test_export_text_hides_pass_through_and_inactive_nodes():
     X = np.array([[0.0, -1.0], [0.0, 1.0], [0.0, 2.0], [0.0, -2.0]])
     W = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, -7.0]])
-    b = np.array([-10.0, 0.0, 0.0])  # root sends everything left
+    b = np.array([-10.0, 0.0, 0.0])  # root sends everything left: a pass-through
     V = np.array([[1.5], [2.5], [99.0], [77.0]])
     est = _hand_made(DGTRegressor, W, b, V, X, n_outputs_=1)
     text = export_text(est, feature_names=["u", "v"], decimals=1)
     lines = text.strip().splitlines()
-    # Root: two lines; left child: two lines + two leaves; right: one line.
-    assert len(lines) == 2 + 4
-    inactive = [ln for ln in lines if "no training samples" in ln]
-    assert len(inactive) == 1 and inactive[0].startswith("|--- ")
-    assert "> " in inactive[0]
-    assert "value: [2.0]" in inactive[0]  # mean of the active leaves 1.5 and 2.5
-    # Node 2's own split (-7*v) is never printed.
-    assert "7*v" not in text
-    assert "99" not in text and "77" not in text
-    assert "value: [1.5]" in text and "value: [2.5]" in text
-    # The predicted value of an unreached region is the one shown.
+    # The root's split is not a decision: node 1 is shown in its place, with
+    # its two lines and two leaves; node 2's subtree is never printed.
+    assert lines == [
+        "|--- 1*v <= 0", "|   |--- value: [1.5]", "|--- 1*v >  0", "|   |--- value: [2.5]",
+    ]
+    assert "no training samples" not in text and "*u" not in text
+    # What a hidden split's empty side predicts: the mean of the shown leaves.
     np.testing.assert_allclose(est.predict(np.array([[20.0, 0.0]])), [2.0])
 
 
@@ -324,51 +320,61 @@ def test_export_text_class_names(fitted_clf):
         export_text(fitted_clf, feature_names=["a"])
 
 
-def test_export_dispatches_on_the_fitted_tree_hooks(fitted_clf):
-    """A tree kind the core does not know renders through its own hooks (the
-    FittedTree protocol): export_text / plot_tree pass it the estimator, the
-    resolved feature names and the validated arguments."""
+def test_export_dispatches_on_the_fitted_tree_hook(fitted_clf):
+    """A tree kind the core does not know renders through its own hook (the
+    FittedTree protocol): the three exports pass it the estimator, the
+    resolved feature and class names and the validated arguments, and render
+    the view it returns."""
     import copy
 
     import matplotlib.pyplot as plt
 
+    from sklearn_difftrees import export_graphviz
+    from sklearn_difftrees._core._tree_view import TreeView, ViewNode
+
     calls = []
 
     class OtherTree(type(fitted_clf.tree_)):
-        def _export_text(self, est, names, class_names, max_depth, decimals, top_k):
-            calls.append(("text", est, names, class_names, max_depth, decimals, top_k))
-            return "my tree\n"
-
-        def _plot_tree(self, est, names, class_names, max_depth, decimals, top_k, fontsize, ax):
-            calls.append(("plot", names, max_depth, fontsize, ax))
-            return ["drawn"]
+        def _tree_view(self, est, names, class_names, decimals, top_k):
+            calls.append((est, names, class_names, decimals, top_k))
+            split = ViewNode(0, split=(["my split"], "1"), samples=3.0,
+                             children=[ViewNode(1, label="my leaf a", samples=1.0),
+                                       ViewNode(2, label="my leaf b", samples=2.0)])
+            return TreeView(split)
 
     est = copy.deepcopy(fitted_clf)
     est.tree_.__class__ = OtherTree
-    assert export_text(est, feature_names=list("abcde"), max_depth=4, top_k=2) == "my tree\n"
-    assert calls[-1] == ("text", est, list("abcde"), None, 4, 2, 2)
+    text = export_text(est, feature_names=list("abcde"), max_depth=4, top_k=2)
+    assert text == ("|--- my split <= 1\n|   |--- my leaf a\n"
+                    "|--- my split >  1\n|   |--- my leaf b\n")
+    assert calls[-1] == (est, list("abcde"), list(est.classes_), 2, 2)
     fig, ax = plt.subplots()
     try:
-        assert plot_tree(est, ax=ax, fontsize=6) == ["drawn"]
-        assert calls[-1] == ("plot", [f"feature_{j}" for j in range(5)], None, 6, ax)
+        texts = plot_tree(est, ax=ax, fontsize=6)
+        assert [t.get_text().split("\n")[0] for t in texts] == [
+            "my split <= 1", "my leaf a", "my leaf b"]
+        assert calls[-1][1] == [f"feature_{j}" for j in range(5)]
     finally:
         plt.close(fig)
+    assert "my leaf b" in export_graphviz(est)
     # The default path is untouched for the core's own tree.
-    assert export_text(fitted_clf) != "my tree\n"
+    assert "my split" not in export_text(fitted_clf)
 
 
-def test_plot_tree_returns_annotations(fitted_clf):
+def test_plot_tree_returns_one_text_per_shown_node(fitted_clf):
     import matplotlib.pyplot as plt
+
+    from sklearn_difftrees._core.export import tree_view
 
     fig, ax = plt.subplots()
     try:
         anns = plot_tree(fitted_clf, ax=ax, feature_names=list("abcde"))
-        n_active = fitted_clf.tree_.node_count
-        assert len(anns) == n_active
+        shown = list(tree_view(fitted_clf).root.walk())
+        assert len(anns) == len(shown) <= fitted_clf.tree_.node_count
         texts = [a.get_text() for a in anns]
-        assert sum("class:" in t for t in texts) == fitted_clf.get_n_leaves()
+        assert sum("class:" in t for t in texts) == sum(v.is_leaf for v in shown)
         assert any("<=" in t for t in texts)
-        assert all(isinstance(a, matplotlib.text.Annotation) for a in anns)
+        assert all(isinstance(a, matplotlib.text.Text) for a in anns)
         anns1 = plot_tree(fitted_clf, ax=ax, max_depth=1)
         assert 1 <= len(anns1) <= 3
     finally:

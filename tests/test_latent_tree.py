@@ -282,7 +282,7 @@ def test_pruning_vector_and_tree_structure(bc, bc_model):
 def test_export_text_says_what_predicts(bc, bc_model):
     text = export_text(bc_model)
     assert text.startswith("# LatentTree: the prediction is the head")
-    assert "leaf class:" in text
+    assert "class:" in text and "(mean p=" in text
 
 
 def test_larger_pruning_gives_fewer_active_nodes(bc):
@@ -439,9 +439,18 @@ def test_export_and_plot_skip_pruned_nodes(bc):
     clf.fit(X_tr, y_tr)
     pruned = np.flatnonzero(clf.pruning_values_ == 0)
     assert pruned.size > 0
+    from sklearn_difftrees._core.export import tree_view
+
     text = export_text(clf)
-    assert "[pruned (a = 0)]" in text
+    shown = list(tree_view(clf).root.walk())
+    # Pruned children that training samples reach are leaves ("pruned");
+    # nothing below a pruned node is shown.
+    pruned_shown = [v for v in shown if v.label.startswith("pruned (a = 0)")]
+    assert all(v.node in set(pruned) and v.is_leaf for v in pruned_shown)
+    assert not any(((v.node - 1) // 2) in set(pruned) for v in shown if v.node > 0)
+    assert text.count("pruned (a = 0):") == len(pruned_shown)
     n_lines = sum(line.strip().startswith("|") for line in text.splitlines())
     assert n_lines < 2 ** (clf.max_depth + 1) - 1 + 2 ** clf.max_depth
     annotations = plot_tree(clf)
-    assert len(annotations) == clf.tree_.node_count
+    assert len(annotations) == len(shown)
+    matplotlib.pyplot.close("all")

@@ -337,8 +337,46 @@ def test_export_and_plots_render():
     assert len(plot_tree(clf)) == clf.tree_.node_count
     plot_polytope_regions(clf, X, y)
     plt.close("all")
-    with pytest.raises(ValueError, match="2 features"):
-        plot_polytope_regions(ConvexPolytopeTreeClassifier(**FAST).fit(np.c_[X, X], y), X)
+
+
+def test_regions_on_a_slice_of_a_wider_model():
+    """A 4-feature model is drawn on the plane of two features, the others held
+    at their training medians (or given values): the background is the
+    model's prediction on exactly those points."""
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rng = np.random.RandomState(0)
+    X = rng.uniform(-1, 1, size=(300, 4))
+    y = (np.hypot(X[:, 2], X[:, 3]) < 0.6).astype(int)
+    clf = ConvexPolytopeTreeClassifier(**FAST).fit(X, y)
+    np.testing.assert_allclose(clf._feature_median, np.median(X, axis=0))
+    seen = []
+    predict = clf.tree_.predict
+    clf.tree_.predict = lambda grid: seen.append(grid.copy()) or predict(grid)
+    try:
+        fig, ax = plt.subplots()
+        plot_polytope_regions(clf, X, y, features=(2, 3), resolution=20, ax=ax)
+    finally:
+        del clf.tree_.predict
+    assert ax.get_xlabel() == "feature_2" and "medians" in ax.get_title()
+    # The background is the model's prediction on the slice: features 0, 1 at
+    # the training medians, features 2, 3 over the window of the plot.
+    grid = seen[0]
+    assert grid.shape == (400, 4)
+    np.testing.assert_allclose(grid[:, :2], np.tile(np.median(X[:, :2], axis=0), (400, 1)))
+    np.testing.assert_allclose([grid[:, 2].min(), grid[:, 2].max()], ax.get_xlim())
+    np.testing.assert_allclose([grid[:, 3].min(), grid[:, 3].max()], ax.get_ylim())
+    assert np.ptp(predict(grid)[:, 1]) > 0  # the slice crosses the boundary
+    ax2 = plot_polytope_regions(clf, X[:, [2, 3]], features=(2, 3), values={0: 0.9},
+                                resolution=20, ax=plt.subplots()[1])
+    assert "given values" in ax2.get_title()
+    with pytest.raises(ValueError, match="2 different features"):
+        plot_polytope_regions(clf, X, features=(1, 1))
+    with pytest.raises(ValueError, match="4 entries"):
+        plot_polytope_regions(clf, X, values=[0.0, 1.0])
+    plt.close("all")
 
 
 # --------------------------------------------------------------- behaviour

@@ -6,8 +6,11 @@
 * :mod:`.validation` — input checks, weights, scaling, validation splits;
 * :mod:`.base` — estimator base classes and task mixins;
 * :mod:`._trainer` — the torch training loop (imported only inside ``fit``);
-* :mod:`.export` — ``export_text`` and ``plot_tree`` (dispatching on the
-  tree's rendering hooks) and ``draw_tree``, the layout of every plot.
+* :mod:`.export` — ``export_text``, ``plot_tree`` and ``export_graphviz``
+  over one tree view (:mod:`._tree_view`; rendered by :mod:`._render` and
+  :mod:`._tree_plot`), found through the estimator's or the tree's
+  ``_tree_view`` hook; :mod:`.training_plot` — ``plot_training_history``;
+* :mod:`._progress` — the progress display of every long fit (``verbose``).
 
 The core knows no method: no module here imports a method subpackage.
 """

@@ -1,33 +1,41 @@
-"""Text and matplotlib export of fitted hard trees (``export_text``, ``plot_tree``).
+"""Export of fitted trees: ``export_text``, ``plot_tree``, ``export_graphviz``.
 
 Each oblique split is printed as its ``top_k`` heaviest features followed by
 ``(+n more)`` for the remaining nonzero weights, then the threshold:
 ``1.2*petal_len - 0.4*sepal_w (+2 more) <= 0.75`` (left branch) and ``> 0.75``
 (right branch). Features are ranked by ``|w_j| * std_j`` (the weight on the
 standardized scale) so that units do not decide what is shown, but the
-coefficients printed are the raw ones, applying to the raw features. Nodes no
-training sample reaches are not expanded: they are shown as one line saying
-so, with the value such a sample receives.
+coefficients printed are the raw ones, applying to the raw features.
 
-Trees whose splits are not one hyperplane per node render themselves: the
-fitted tree object (``tree_``) defines the hooks of
-:class:`~sklearn_difftrees._core.tree.FittedTree` (``_export_text`` and
-``_plot_tree``), and this module dispatches on them. It imports no method.
+The three exports render one :class:`~._tree_view.TreeView`, in which
+pass-through nodes (a split that sends every training sample the same way,
+such as the pruned branches of a complete tree) are hidden: only the
+subtree that matters is shown (see :mod:`._tree_view`).
+
+Where the view comes from, without the core knowing any method:
+
+* an estimator with a ``_tree_view(tree_index, names, class_names, decimals,
+  top_k)`` method builds its own (pruned trees, soft-tree ensembles);
+* an ensemble of fitted trees (``estimators_``) shows member ``tree_index``;
+* otherwise ``tree_``: its ``_tree_view(est, names, class_names, decimals,
+  top_k)`` when the tree class defines one (polytope splits), else the
+  oblique view of an :class:`~.tree.ObliqueTree`.
 """
 
 from numbers import Integral
 
-import numpy as np
 from sklearn.base import is_classifier
 from sklearn.utils.validation import check_is_fitted
 
-from .._compat import Interval, validate_params
+from .._compat import Interval, StrOptions, validate_params
+from ._render import render_dot, render_text
+from ._tree_view import leaf_text, oblique_view
 
-__all__ = ["export_text", "plot_tree"]
+__all__ = ["export_graphviz", "export_text", "plot_tree", "tree_view"]
 
 
 def _feature_names(est, feature_names):
-    n = est.tree_.n_features
+    n = est.n_features_in_ if hasattr(est, "n_features_in_") else est.tree_.n_features
     if feature_names is not None:
         names = [str(f) for f in feature_names]
         if len(names) != n:
@@ -38,61 +46,113 @@ def _feature_names(est, feature_names):
     return [f"feature_{j}" for j in range(n)]
 
 
-def linear_terms(w, names, scale, top_k, decimals):
-    """``w . x`` as text: the ``top_k`` heaviest terms, ranked by ``|w_j| * scale_j``
-    (the weight on the standardized scale), then ``(+n more)``."""
-    order = np.argsort(-np.abs(w) * scale, kind="stable")
-    nonzero = [j for j in order if w[j] != 0.0]
-    shown = nonzero[:top_k]
-    terms = []
-    for k, j in enumerate(shown):
-        coef = f"{abs(w[j]):.{decimals + 1}g}*{names[j]}"
-        sign = ("-" if w[j] < 0 else "") if k == 0 else (" - " if w[j] < 0 else " + ")
-        terms.append(sign + coef)
-    text = "".join(terms) if terms else "0"
-    if len(nonzero) > len(shown):
-        text += f" (+{len(nonzero) - len(shown)} more)"
-    return text
-
-
-def _split_text(est, node, names, top_k, decimals):
-    """``(lhs, threshold)`` of node ``node``: goes right iff lhs > threshold."""
-    w = est.tree_.weights[node]
-    scale = getattr(est, "_feature_scale", np.ones_like(w))
-    lhs = linear_terms(w, names, scale, top_k, decimals)
-    return lhs, f"{-est.tree_.bias[node] + 0.0:.{decimals + 1}g}"
+def _class_names(est, class_names):
+    if not is_classifier(est):
+        return None
+    if class_names is None:
+        return list(est.classes_)
+    if len(class_names) != est.n_classes_:
+        raise ValueError(
+            f"class_names must contain {est.n_classes_} elements, got {len(class_names)}."
+        )
+    return list(class_names)
 
 
 def _leaf_text(est, leaf_row, class_names, decimals):
-    value = est.tree_.value[leaf_row]
-    if is_classifier(est):
-        names = est.classes_ if class_names is None else class_names
-        k = int(np.argmax(value))
-        return f"class: {names[k]} (p={value[k]:.{decimals}f})"
-    vals = ", ".join(f"{v:.{decimals}f}" for v in value)
-    return f"value: [{vals}]"
+    """Text of leaf row ``leaf_row`` of ``est.tree_.value``."""
+    names = est.classes_ if class_names is None and is_classifier(est) else class_names
+    return leaf_text(est.tree_.value[leaf_row], is_classifier(est), names, decimals)
+
+
+def _check_tree_index(tree_index, n_trees, est):
+    if not isinstance(tree_index, Integral) or not 0 <= tree_index < n_trees:
+        raise ValueError(
+            f"tree_index must be an integer in [0, {n_trees - 1}] for this "
+            f"{type(est).__name__} of {n_trees} trees; got {tree_index!r}."
+        )
+
+
+def tree_view(est, *, tree_index=None, feature_names=None, class_names=None, decimals=2,
+              top_k=3):
+    """The :class:`~._tree_view.TreeView` of a fitted estimator (see the module)."""
+    custom = getattr(est, "_tree_view", None)
+    if custom is not None:
+        check_is_fitted(est)
+        names = _feature_names(est, feature_names)
+        return custom(tree_index, names, _class_names(est, class_names), decimals, top_k)
+    members = getattr(est, "estimators_", None)
+    if members is not None:
+        n = len(members)
+        if tree_index is None:
+            raise TypeError(
+                f"{type(est).__name__} is an ensemble of {n} trees: pass tree_index=i "
+                f"(0 <= i < {n}) to show member i, e.g. plot_tree(model, tree_index=0)."
+            )
+        _check_tree_index(tree_index, n, est)
+        names = _feature_names(est, feature_names)
+        classes = _class_names(est, class_names)
+        member = members[tree_index]
+        return _single_tree_view(member, names, classes, decimals, top_k)
+    if not hasattr(est, "tree_"):
+        check_is_fitted(est)  # NotFittedError when it is not fitted at all
+        raise TypeError(
+            f"{type(est).__name__} has no fitted tree to show: pass a fitted estimator of "
+            "sklearn_difftrees (one with a tree_, or an ensemble with tree_index=i)."
+        )
+    if tree_index is not None:
+        raise TypeError(
+            f"tree_index={tree_index!r} selects a tree of an ensemble; "
+            f"{type(est).__name__} is a single tree: leave tree_index=None."
+        )
+    names = _feature_names(est, feature_names)
+    return _single_tree_view(est, names, _class_names(est, class_names), decimals, top_k)
+
+
+def _single_tree_view(est, names, class_names, decimals, top_k):
+    own = getattr(est.tree_, "_tree_view", None)  # a tree class that builds its view
+    if own is None and not all(hasattr(est.tree_, a) for a in ("weights", "bias", "active")):
+        raise TypeError(
+            f"{type(est).__name__}'s tree_ is not a tree of sklearn_difftrees; for "
+            "scikit-learn's trees use sklearn.tree.export_text / plot_tree / export_graphviz."
+        )
+    view = (own(est, names, class_names, decimals, top_k) if own is not None
+            else oblique_view(est, names, class_names, decimals, top_k))
+    note = getattr(est, "_export_note", None)
+    if note is not None:
+        view.notes.insert(0, note())
+    return view
+
+
+_COMMON_PARAMS = {
+    "decision_tree": [object],
+    "feature_names": ["array-like", None],
+    "class_names": ["array-like", None],
+    "decimals": [Interval(Integral, 0, None, closed="left")],
+    "top_k": [Interval(Integral, 1, None, closed="left")],
+    "tree_index": [Interval(Integral, 0, None, closed="left"), None],
+}
 
 
 @validate_params(
-    {
-        "decision_tree": [object],
-        "feature_names": ["array-like", None],
-        "class_names": ["array-like", None],
-        "max_depth": [Interval(Integral, 0, None, closed="left")],
-        "decimals": [Interval(Integral, 0, None, closed="left")],
-        "top_k": [Interval(Integral, 1, None, closed="left")],
-    },
+    {**_COMMON_PARAMS, "max_depth": [Interval(Integral, 0, None, closed="left")],
+     "show_samples": ["boolean"]},
     prefer_skip_nested_validation=True,
 )
 def export_text(
-    decision_tree, *, feature_names=None, class_names=None, max_depth=10, decimals=2, top_k=3
+    decision_tree, *, feature_names=None, class_names=None, max_depth=10, decimals=2, top_k=3,
+    tree_index=None, show_samples=False,
 ):
-    """Build a text report of the rules of a fitted oblique tree.
+    """Build a text report of the rules of a fitted tree.
+
+    Nodes whose split sends every training sample the same way
+    (pass-through nodes, e.g. pruned branches of a complete tree) are not
+    shown: their only non-empty subtree takes their place.
 
     Parameters
     ----------
     decision_tree : estimator
-        A fitted estimator with a ``tree_`` (e.g. :class:`DGTClassifier`).
+        A fitted estimator of this package (e.g. :class:`DGTClassifier`), or
+        an ensemble with ``tree_index``.
     feature_names : array-like of str, default=None
         Names of the features; defaults to ``feature_names_in_`` when the
         estimator was fitted on a DataFrame, else ``feature_<j>``.
@@ -100,18 +160,25 @@ def export_text(
         Names of the classes (in the order of ``classes_``); defaults to
         ``classes_``.
     max_depth : int, default=10
-        Only the first ``max_depth`` levels are shown; deeper branches are
-        summarized as truncated.
+        Only the first ``max_depth`` levels of shown splits are printed;
+        deeper branches are summarized as truncated.
     decimals : int, default=2
         Number of decimals printed.
     top_k : int, default=3
         Number of features printed per oblique split (ranked by weight on the
         standardized scale); the rest is counted as ``(+n more)``.
+    tree_index : int, default=None
+        For an ensemble (:class:`DGTForestClassifier`, ...,
+        :class:`TreeEnsembleLayerClassifier`, ...): the member to show. A
+        forest without it raises :class:`TypeError`; a tree ensemble layer
+        without it prints all its trees.
+    show_samples : bool, default=False
+        Append the training weight reaching each leaf.
 
     Returns
     -------
     report : str
-        The rules, one line per node, indented by depth.
+        One line per branch and leaf.
 
     Examples
     --------
@@ -123,95 +190,49 @@ def export_text(
     |--- 0.45*pl + 0.38*pw (+2 more) <= 1.53
     |   |--- ...
     """
-    # Models that are not one hard tree (e.g. soft-tree ensembles) render
-    # themselves with the same arguments.
-    custom = getattr(decision_tree, "_export_text", None)
-    if custom is not None:
-        return custom(
+    legacy = getattr(decision_tree, "_export_text", None)  # e.g. all trees of an ensemble
+    if legacy is not None and tree_index is None:
+        return legacy(
             feature_names=feature_names, class_names=class_names, max_depth=max_depth,
             decimals=decimals, top_k=top_k,
         )
-    check_is_fitted(decision_tree, "tree_")
-    tree = decision_tree.tree_
-    names = _feature_names(decision_tree, feature_names)
-    if class_names is not None and is_classifier(decision_tree):
-        if len(class_names) != decision_tree.n_classes_:
-            raise ValueError(
-                f"class_names must contain {decision_tree.n_classes_} elements, "
-                f"got {len(class_names)}."
-            )
-    # Estimators whose prediction is not the leaf constant (e.g. a head on the
-    # routing) say so in a first line, "# ...".
-    note = getattr(decision_tree, "_export_note", None)
-    lines = [f"# {note()}"] if note is not None else []
-    render = getattr(tree, "_export_text", None)  # a tree that renders itself
-    if render is not None:
-        return "".join(line + "\n" for line in lines) + render(
-            decision_tree, names, class_names, max_depth, decimals, top_k
-        )
-    n_int = tree.n_internal
-
-    def recurse(node, depth):
-        indent = "|   " * depth + "|--- "
-        if node >= n_int:
-            lines.append(indent + _leaf_text(decision_tree, node - n_int, class_names, decimals))
-            return
-        if depth >= max_depth:
-            lines.append(indent + f"truncated branch of depth {tree.max_depth - depth}")
-            return
-        lhs, thr = _split_text(decision_tree, node, names, top_k, decimals)
-        for child, op in ((2 * node + 1, "<="), (2 * node + 2, "> ")):
-            cond = f"{indent}{lhs} {op} {thr}"
-            if tree.active[child]:
-                lines.append(cond)
-                recurse(child, depth + 1)
-            else:
-                leaf = tree._leaves_below(child)[0] - n_int
-                text = _leaf_text(decision_tree, leaf, class_names, decimals)
-                lines.append(f"{cond}  [no training samples; predicts {text}]")
-
-    if n_int == 0:
-        lines.append("|--- " + _leaf_text(decision_tree, 0, class_names, decimals))
-    else:
-        recurse(0, 0)
-    return "\n".join(lines) + "\n"
+    view = tree_view(decision_tree, tree_index=tree_index, feature_names=feature_names,
+                     class_names=class_names, decimals=decimals, top_k=top_k)
+    return render_text(view.truncate(max_depth), show_info=show_samples)
 
 
 @validate_params(
-    {
-        "decision_tree": [object],
-        "feature_names": ["array-like", None],
-        "class_names": ["array-like", None],
-        "max_depth": [Interval(Integral, 0, None, closed="left"), None],
-        "decimals": [Interval(Integral, 0, None, closed="left")],
-        "top_k": [Interval(Integral, 1, None, closed="left")],
-        "fontsize": [Interval(Integral, 1, None, closed="left"), None],
-        "ax": "no_validation",
-    },
+    {**_COMMON_PARAMS, "max_depth": [Interval(Integral, 0, None, closed="left"), None],
+     "fontsize": [Interval(Integral, 1, None, closed="left"), None],
+     "filled": ["boolean"], "ax": "no_validation"},
     prefer_skip_nested_validation=True,
 )
 def plot_tree(
-    decision_tree,
-    *,
-    feature_names=None,
-    class_names=None,
-    max_depth=None,
-    decimals=2,
-    top_k=2,
-    fontsize=None,
-    ax=None,
+    decision_tree, *, feature_names=None, class_names=None, max_depth=None, decimals=2, top_k=2,
+    fontsize=None, filled=False, tree_index=None, ax=None,
 ):
-    """Plot a fitted oblique tree with matplotlib (optional dependency).
+    """Plot a fitted tree with matplotlib (optional dependency), at any depth.
 
-    Internal nodes show their split (``top_k`` heaviest features, as in
-    :func:`export_text`) and the training weight reaching them; leaves show
-    their prediction. Branches without training samples are not drawn.
+    Internal nodes show their split, one term per row (``top_k`` heaviest
+    features, as in :func:`export_text`; the left child is where the
+    condition holds) and the training weight reaching them; leaves show
+    their prediction. Pass-through nodes (a split that sends every training
+    sample the same way) are not drawn: their only non-empty subtree takes
+    their place.
+
+    Layout: the shown leaves take consecutive slots from left to right and
+    every split sits above the middle of its children, so boxes never
+    overlap. Without ``ax`` a new figure is made, sized to the number of
+    leaves and the depth; with ``ax`` the font shrinks to fit.
 
     Parameters
     ----------
     decision_tree : estimator
-        A fitted estimator with a ``tree_``.
-    feature_names, class_names : array-like of str, default=None
+        A fitted estimator of this package, or an ensemble with
+        ``tree_index``.
+    feature_names : array-like of str, default=None
+        As in :func:`export_text`.
+    class_names : array-like of str, default=None
         As in :func:`export_text`.
     max_depth : int, default=None
         Maximum depth drawn (``None``: the whole tree).
@@ -220,95 +241,126 @@ def plot_tree(
     top_k : int, default=2
         Features printed per split.
     fontsize : int, default=None
-        Font size of the node texts (matplotlib's default when ``None``).
+        Font size of the node texts (9 points when ``None``).
+    filled : bool, default=False
+        Colour the nodes by majority class (paler when less pure) or by
+        predicted value, as scikit-learn's ``plot_tree``.
+    tree_index : int, default=None
+        For an ensemble: the member (or soft tree) to draw; required for
+        ensembles (:class:`TypeError` without it).
     ax : matplotlib Axes, default=None
-        Axes to draw into; the current axes when ``None``.
+        Axes to draw into; a new figure when ``None``.
 
     Returns
     -------
-    annotations : list of matplotlib.text.Annotation
-        One per drawn node.
+    texts : list of matplotlib.text.Text
+        One per drawn node (its box is ``text.get_bbox_patch()``).
     """
-    check_is_fitted(decision_tree, "tree_")
     try:
-        import matplotlib.pyplot as plt
+        import matplotlib  # noqa: F401
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError(
             "plot_tree requires matplotlib: pip install 'sklearn-difftrees[plot]'."
         ) from exc
-    tree = decision_tree.tree_
-    names = _feature_names(decision_tree, feature_names)
-    render = getattr(tree, "_plot_tree", None)  # a tree that draws itself
-    if render is not None:
-        ax = plt.gca() if ax is None else ax
-        return render(decision_tree, names, class_names, max_depth, decimals, top_k, fontsize, ax)
-    limit = tree.max_depth if max_depth is None else min(max_depth, tree.max_depth)
-    n_int = tree.n_internal
-    ax = plt.gca() if ax is None else ax
+    from ._tree_plot import draw_view
 
-    def children(node):
-        if node < n_int:
-            return [c for c in (2 * node + 1, 2 * node + 2) if tree.active[c]]
-        return []
-
-    def label(node, depth, expanded):
-        samples = f"\nsamples = {tree.n_node_samples[node]:.0f}"
-        if node < n_int and expanded:
-            lhs, thr = _split_text(decision_tree, node, names, top_k, decimals)
-            return f"{lhs} <= {thr}" + samples
-        if node >= n_int:
-            return _leaf_text(decision_tree, node - n_int, class_names, decimals) + samples
-        return "(subtree)" + samples
-
-    return draw_tree(ax, limit, children, label, fontsize)
+    view = tree_view(decision_tree, tree_index=tree_index, feature_names=feature_names,
+                     class_names=class_names, decimals=decimals, top_k=top_k)
+    if max_depth is not None:
+        view = view.truncate(max_depth)
+    return draw_view(view, ax=ax, fontsize=fontsize, filled=filled)
 
 
-def draw_tree(ax, limit, children, label, fontsize=None):
-    """Draw a heap-ordered tree top-down into ``ax``; the layout of every ``plot_tree``.
+@validate_params(
+    {**_COMMON_PARAMS, "out_file": "no_validation",
+     "max_depth": [Interval(Integral, 0, None, closed="left"), None],
+     "label": [StrOptions({"all", "root", "none"})], "filled": ["boolean"],
+     "leaves_parallel": ["boolean"], "impurity": ["boolean"], "node_ids": ["boolean"],
+     "proportion": ["boolean"], "rotate": ["boolean"], "rounded": ["boolean"],
+     "special_characters": ["boolean"], "precision": [Interval(Integral, 0, None,
+                                                                closed="left"), None],
+     "fontname": [str]},
+    prefer_skip_nested_validation=True,
+)
+def export_graphviz(
+    decision_tree, out_file=None, *, max_depth=None, feature_names=None, class_names=None,
+    label="all", filled=False, leaves_parallel=False, impurity=True, node_ids=False,
+    proportion=False, rotate=False, rounded=False, special_characters=False, precision=None,
+    fontname="helvetica", decimals=2, top_k=3, tree_index=None,
+):
+    """Export a fitted tree in Graphviz dot format (scikit-learn's signature).
 
-    ``children(node)`` lists the drawn children of ``node`` (asked only above
-    depth ``limit``); ``label(node, depth, expanded)`` is the text of its box,
-    ``expanded`` saying whether its children are drawn. Leaves of the drawn
-    tree get consecutive x positions, a parent sits at the mean of its
-    children. Returns the annotations, one per drawn node.
+    Render with ``dot -Tpng tree.dot -o tree.png`` or the ``graphviz``
+    Python package; no Graphviz is needed to write the file. Node ids are
+    heap indices (children of ``i``: ``2i+1`` left, ``2i+2`` right);
+    pass-through nodes are not written (see :func:`export_text`).
+
+    Parameters
+    ----------
+    decision_tree : estimator
+        A fitted estimator of this package, or an ensemble with
+        ``tree_index``.
+    out_file : str or file object, default=None
+        Where to write; ``None`` returns the dot source as a string.
+    max_depth : int, default=None
+        Maximum depth written (``None``: the whole tree).
+    feature_names : array-like of str, default=None
+        As in :func:`export_text`.
+    class_names : array-like of str, default=None
+        As in :func:`export_text`.
+    label : {"all", "root", "none"}, default="all"
+        Where to write the field names (``samples = ``, ``gini = ``).
+    filled : bool, default=False
+        Colour the nodes by majority class or value.
+    leaves_parallel : bool, default=False
+        Draw all leaves at the bottom.
+    impurity : bool, default=True
+        Show the Gini impurity of each node's mean class probabilities
+        (classifiers).
+    node_ids : bool, default=False
+        Show each node's id.
+    proportion : bool, default=False
+        Show the training weight as a percentage of the root's.
+    rotate : bool, default=False
+        Lay the tree out from left to right.
+    rounded : bool, default=False
+        Rounded boxes.
+    special_characters : bool, default=False
+        Write ``<=`` and ``>`` as the HTML entities ``&le;`` and ``&gt;``.
+    precision : int, default=None
+        Decimals of the numbers; overrides ``decimals`` when given
+        (scikit-learn's name).
+    fontname : str, default="helvetica"
+        Font of the node and edge texts.
+    decimals : int, default=2
+        Number of decimals (as in :func:`export_text`).
+    top_k : int, default=3
+        Features written per split.
+    tree_index : int, default=None
+        For an ensemble: the member (or soft tree) to write; required for
+        ensembles.
+
+    Returns
+    -------
+    dot_data : str or None
+        The dot source when ``out_file`` is ``None``, else ``None``.
     """
-    ax.set_axis_off()
-    pos, order = {}, []
-
-    def layout(node, depth):
-        kids = children(node) if depth < limit else []
-        if not kids:
-            pos[node] = (len(order), depth)
-            order.append(node)
-            return pos[node][0]
-        xs = [layout(c, depth + 1) for c in kids]
-        pos[node] = (sum(xs) / len(xs), depth)
-        return pos[node][0]
-
-    layout(0, 0)
-    width = max(len(order) - 1, 1)
-    height = max(limit, 1)
-    expanded = {(c - 1) // 2 for c in pos if c}
-    annotations = []
-    kw = dict(ha="center", va="center", bbox=dict(boxstyle="round", fc="white", ec="0.3"))
-    if fontsize is not None:
-        kw["fontsize"] = fontsize
-    for node, (x, d) in pos.items():
-        xy = (x / width if len(order) > 1 else 0.5, 1 - d / height)
-        text = label(node, d, node in expanded)
-        if node == 0:
-            ann = ax.annotate(text, xy=xy, xycoords="axes fraction", **kw)
-        else:
-            px, pd = pos[(node - 1) // 2]
-            pxy = (px / width if len(order) > 1 else 0.5, 1 - pd / height)
-            ann = ax.annotate(
-                text,
-                xy=pxy,
-                xytext=xy,
-                xycoords="axes fraction",
-                textcoords="axes fraction",
-                arrowprops=dict(arrowstyle="<-", color="0.4"),
-                **kw,
-            )
-        annotations.append(ann)
-    return annotations
+    if precision is not None:
+        decimals = precision
+    view = tree_view(decision_tree, tree_index=tree_index, feature_names=feature_names,
+                     class_names=class_names, decimals=decimals, top_k=top_k)
+    if max_depth is not None:
+        view = view.truncate(max_depth)
+    dot = render_dot(
+        view, label=label, filled=filled, leaves_parallel=leaves_parallel, impurity=impurity,
+        node_ids=node_ids, proportion=proportion, rotate=rotate, rounded=rounded,
+        special_characters=special_characters, fontname=fontname, decimals=decimals,
+    )
+    if out_file is None:
+        return dot
+    if isinstance(out_file, str):
+        with open(out_file, "w", encoding="utf-8") as f:
+            f.write(dot)
+    else:
+        out_file.write(dot)
+    return None

@@ -43,16 +43,16 @@ class FittedTree(Protocol):
     ``decision_path(X)``, ``predict(X)``, ``depth``, ``n_leaves``,
     ``n_features``, ``n_node_samples``, ``value``.
 
-    Rendering, optional (:func:`~sklearn_difftrees.export_text` and
-    :func:`~sklearn_difftrees.plot_tree` call them when present and otherwise
-    print one oblique split per node from ``weights``/``bias``):
-
-    * ``_export_text(est, names, class_names, max_depth, decimals, top_k)``
-      returns the report (``str``, one line per node, ``"\\n"``-terminated);
-    * ``_plot_tree(est, names, class_names, max_depth, decimals, top_k,
-      fontsize, ax)`` draws into ``ax`` and returns the annotations.
-
-    ``est`` is the fitted estimator and ``names`` the resolved feature names.
+    Rendering, optional: ``_tree_view(est, names, class_names, decimals,
+    top_k)`` returns the :class:`~sklearn_difftrees._core._tree_view.TreeView`
+    that :func:`~sklearn_difftrees.export_text`,
+    :func:`~sklearn_difftrees.plot_tree` and
+    :func:`~sklearn_difftrees.export_graphviz` render (built with
+    :func:`~sklearn_difftrees._core._tree_view.build_view`, which hides
+    pass-through nodes); without it they show one oblique split per node from
+    ``weights``/``bias``. ``est`` is the fitted estimator, ``names`` the
+    resolved feature names and ``class_names`` the resolved class names
+    (``None`` for regressors).
     """
 
     n_features: int

@@ -35,7 +35,7 @@ DATASETS = {
 }
 
 
-def load_dataset(name, *, return_X_y=False):
+def load_dataset(name, *, return_X_y=False, as_frame=False):
     """Load one of the bundled datasets.
 
     Parameters
@@ -44,12 +44,19 @@ def load_dataset(name, *, return_X_y=False):
         One of :data:`DATASETS`.
     return_X_y : bool, default=False
         Return ``(X, y)`` instead of a Bunch.
+    as_frame : bool, default=False
+        Return ``X`` as a pandas DataFrame with the features' names as
+        columns and ``y`` as a Series named ``"target"`` (needs pandas).
+        Estimators fitted on it record the names in ``feature_names_in_``,
+        and the exports print them.
 
     Returns
     -------
-    data : Bunch with ``data``, ``target``, ``feature_names``, ``task``,
-        ``DESCR``; or ``(X, y)``. Class labels are kept as in the source
-        (integers, not always ``0..K-1``); regression targets are float.
+    data : Bunch or tuple
+        A Bunch with ``data``, ``target``, ``feature_names``, ``task``,
+        ``DESCR`` (and ``frame`` with ``as_frame``); or ``(X, y)``. Class
+        labels are kept as in the source (integers, not always
+        ``0..K-1``); regression targets are float.
     """
     if name not in DATASETS:
         raise ValueError(f"Unknown dataset {name!r}; choose one of {sorted(DATASETS)}.")
@@ -63,7 +70,19 @@ def load_dataset(name, *, return_X_y=False):
     task, descr = DATASETS[name]
     if task != "regression":
         y = y.astype(np.int64)
+    names = [h for i, h in enumerate(header) if i != t]
+    frame = None
+    if as_frame:
+        try:
+            import pandas as pd
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise ImportError("as_frame=True requires pandas: pip install pandas.") from exc
+        X = pd.DataFrame(X, columns=names)
+        y = pd.Series(y, name="target")
+        frame = pd.concat([X, y], axis=1)
     if return_X_y:
         return X, y
-    names = [h for i, h in enumerate(header) if i != t]
-    return Bunch(data=X, target=y, feature_names=names, task=task, DESCR=descr)
+    bunch = Bunch(data=X, target=y, feature_names=names, task=task, DESCR=descr)
+    if frame is not None:
+        bunch.frame = frame
+    return bunch

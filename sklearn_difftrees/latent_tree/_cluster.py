@@ -325,7 +325,7 @@ class LatentTreeClusterer(ClusterMixin, _PrunedTreeMixin, BaseObliqueTree):
     def _export_note(self):
         return (
             "LatentTreeClusterer: clusters are the leaves of the pruned tree; values shown "
-            "are the mean reconstructions of the target features. Pruned nodes (a_t = 0) "
-            "are not shown."
+            "are the mean reconstructions of the target features. A pruned child (a_t = 0) "
+            "is a leaf: samples going there end at its parent."
         )
 

@@ -8,7 +8,7 @@ from sklearn.base import is_classifier
 from sklearn.utils.validation import check_is_fitted
 
 from .._core import topology
-from .._core.export import _feature_names, _split_text
+from .._core._tree_view import TreeView, build_view, linear_terms
 from .._core.validation import check_predict_data
 
 __all__ = ["_PrunedTreeMixin"]
@@ -97,51 +97,53 @@ class _PrunedTreeMixin:
         return (
             "LatentTree: the prediction is the head f(x, z) on the input and the pruned "
             "traversal z, not a leaf constant; values shown are the mean predictions of the "
-            "training samples reaching a node. Pruned nodes (a_t = 0) are not shown."
+            "training samples reaching a node. A pruned child (a_t = 0) is a leaf: samples "
+            "going there end at its parent."
         )
 
     def _node_text(self, node, class_names, decimals):
         value = self.node_values_[node]
         if is_classifier(self):
-            names = self.classes_ if class_names is None else class_names
             k = int(np.argmax(value))
-            text = f"class: {names[k]} (mean p={value[k]:.{decimals}f})"
-        else:
-            text = "value: [" + ", ".join(f"{v:.{decimals}f}" for v in value) + "]"
-        n = self.tree_.n_node_samples[node]
-        return f"{text}  (a={self.pruning_values_[node]:.{decimals}f}, samples={n:.0f})"
+            return f"class: {class_names[k]} (mean p={value[k]:.{decimals}f})"
+        return "value: [" + ", ".join(f"{v:.{decimals}f}" for v in value) + "]"
 
-    def _export_text(self, *, feature_names, class_names, max_depth, decimals, top_k):
-        check_is_fitted(self)
+    def _tree_view(self, tree_index, names, class_names, decimals, top_k):
+        """The view of the pruned tree (hook of the core's exports).
+
+        A child that training samples reach but that is pruned (``a = 0``) is
+        shown as a leaf (those samples end at its parent); children no
+        training sample reaches are not shown, and a split whose training
+        samples all go one way is hidden.
+        """
+        if tree_index is not None:
+            raise TypeError(
+                f"tree_index={tree_index!r} selects a tree of an ensemble; "
+                f"{type(self).__name__} is a single tree: leave tree_index=None."
+            )
         tree = self.tree_
-        names = _feature_names(self, feature_names)
-        if class_names is not None and is_classifier(self):
-            if len(class_names) != self.n_classes_:
-                raise ValueError(
-                    f"class_names must contain {self.n_classes_} elements, got {len(class_names)}."
-                )
-        lines = [f"# {self._export_note()}"]
         n_int = tree.n_internal
+        scale = getattr(self, "_feature_scale", np.ones(tree.n_features))
 
-        def recurse(node, depth):
-            indent = "|   " * depth + "|--- "
-            kids = [] if node >= n_int else [2 * node + 1, 2 * node + 2]
-            if not any(tree.active[c] for c in kids):
-                lines.append(indent + "leaf " + self._node_text(node, class_names, decimals))
-                return
-            if depth >= max_depth:
-                lines.append(indent + "truncated branch")
-                return
-            lhs, thr = _split_text(self, node, names, top_k, decimals)
-            for child, op in zip(kids, ("<=", "> ")):
-                cond = f"{indent}{lhs} {op} {thr}"
-                if tree.active[child]:
-                    lines.append(cond)
-                    recurse(child, depth + 1)
-                elif self.pruning_values_[child] <= 0:
-                    lines.append(f"{cond}  [pruned (a = 0)]")
-                else:
-                    lines.append(f"{cond}  [no training samples]")
+        def children(node):
+            if node >= n_int or not tree.active[node]:
+                return []
+            return [c for c in (2 * node + 1, 2 * node + 2) if tree.n_node_samples[c] > 0]
 
-        recurse(0, 0)
-        return "\n".join(lines) + "\n"
+        def split(node):
+            rows = linear_terms(tree.weights[node], names, scale, top_k, decimals, rows=True)
+            return rows, f"{-tree.bias[node] + 0.0:.{decimals + 1}g}"
+
+        def leaf(node):
+            text = self._node_text(node, class_names, decimals)
+            return text if tree.active[node] else f"pruned (a = 0): {text}"
+
+        root = build_view(
+            0, children=children, split=split, leaf=leaf,
+            samples=lambda node: tree.n_node_samples[node],
+            info=lambda node: (f"a = {self.pruning_values_[node]:.{decimals}f}"
+                               if tree.active[node] else ""),
+            value=lambda node: self.node_values_[node],
+        )
+        return TreeView(root, notes=[self._export_note()],
+                        classification=is_classifier(self))

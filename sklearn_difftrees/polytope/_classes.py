@@ -146,6 +146,8 @@ class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, BaseObliqueTree)
         Z = ((X_fit - mean) / scale).astype(np.float32)
         Z[:, constant] = 0.0
         self._feature_scale = scale
+        # Where plot_polytope_regions holds the features it does not draw.
+        self._feature_median = np.median(X_fit, axis=0)
 
         rng = check_random_state(self.random_state)
         auto = self.max_depth == "auto"

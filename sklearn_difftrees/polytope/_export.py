@@ -1,23 +1,30 @@
-"""Text and matplotlib rendering of :class:`PolytopeTree` splits.
+"""The tree view of a :class:`PolytopeTree` (``export_text``, ``plot_tree``,
+``export_graphviz``).
 
-:class:`PolytopeTree`'s rendering hooks (``_export_text``, ``_plot_tree``, the
-protocol of :class:`~sklearn_difftrees._core.tree.FittedTree`) call these, so
-:func:`~sklearn_difftrees.export_text` and :func:`~sklearn_difftrees.plot_tree`
-reach them without the core knowing this method. A split is printed as its inequality, facets ordered by
-weight ``r_k``, each with its ``top_k`` heaviest features (ranked by
-``|beta_kj| * std_j``, coefficients printed raw) and its intercept::
+:class:`PolytopeTree`'s hook ``_tree_view`` (the protocol of
+:class:`~sklearn_difftrees._core.tree.FittedTree`) calls :func:`polytope_view`,
+so the core's exports reach it without knowing this method. A split is shown
+as its inequality, facets ordered by weight ``r_k``, each with its ``top_k``
+heaviest features (ranked by ``|beta_kj| * std_j``, coefficients printed raw)
+and its intercept, one facet per row in drawings::
 
-    [node 0] 1.8*softplus(2.1*x0 - 0.3*x1 - 1.2) + 0.9*softplus(...) (+2 facets) <= 0.69
+    [node 0] 1.8*softplus(2.1*x0 - 0.3*x1 - 1.2) + 0.9*softplus(...) <= 0.69
 
-The right branch repeats ``[node i] > tau``. Leaves are printed as for oblique
-trees; nodes below a leaf are never shown.
+(the right branch repeats ``[node 0] > 0.69``).
+
+Nodes below a leaf are never shown; pass-through splits (all training
+samples on one side) are hidden as everywhere.
 """
 
 import numpy as np
+from sklearn.base import is_classifier
 
-from .._core.export import _leaf_text, draw_tree, linear_terms
+from .._core._tree_view import TreeView, build_view, leaf_text, linear_terms
 
-__all__ = ["polytope_export_text", "polytope_plot_tree"]
+__all__ = ["polytope_view", "split_lhs"]
+
+#: Facets drawn per split; the others are counted.
+MAX_FACETS_SHOWN = 4
 
 
 def _facet_text(tree, f, names, scale, top_k, decimals):
@@ -27,12 +34,16 @@ def _facet_text(tree, f, names, scale, top_k, decimals):
     return f"{tree.facet_weight[f]:.{decimals + 1}g}*softplus({inner})"
 
 
+def _facets(tree, node):
+    lo, hi = tree.facet_ptr[node], tree.facet_ptr[node + 1]
+    return lo + np.argsort(-tree.facet_weight[lo:hi], kind="stable")
+
+
 def split_lhs(est, node, names, top_k, decimals, max_facets=None):
     """``sum_k r_k*softplus(...)`` of ``node``, heaviest facets first."""
     tree = est.tree_
     scale = getattr(est, "_feature_scale", np.ones(tree.n_features))
-    lo, hi = tree.facet_ptr[node], tree.facet_ptr[node + 1]
-    facets = lo + np.argsort(-tree.facet_weight[lo:hi], kind="stable")
+    facets = _facets(tree, node)
     shown = facets if max_facets is None else facets[:max_facets]
     text = " + ".join(_facet_text(tree, f, names, scale, top_k, decimals) for f in shown)
     if len(facets) > len(shown):
@@ -40,67 +51,31 @@ def split_lhs(est, node, names, top_k, decimals, max_facets=None):
     return text or "0"
 
 
-def polytope_export_text(est, names, class_names, max_depth, decimals, top_k):
-    """The report of :func:`export_text` for a polytope tree."""
+def polytope_view(est, names, class_names, decimals, top_k):
+    """The :class:`~sklearn_difftrees._core._tree_view.TreeView` of ``est.tree_``."""
     tree = est.tree_
-    lines = []
+    scale = getattr(est, "_feature_scale", np.ones(tree.n_features))
+    clf = is_classifier(est)
 
-    def recurse(node, depth):
-        indent = "|   " * depth + "|--- "
-        if node >= tree.n_internal or not tree.is_split[node]:
-            lines.append(indent + _leaf_text(est, node, class_names, decimals))
-            return
-        if depth >= max_depth:
-            lines.append(indent + "truncated branch")
-            return
-        thr = f"{tree.threshold[node] + 0.0:.{decimals + 1}g}"
-        conds = (
-            f"[node {node}] {split_lhs(est, node, names, top_k, decimals)} <= {thr}",
-            f"[node {node}] > {thr}",
-        )
-        for child, cond in zip((2 * node + 1, 2 * node + 2), conds):
-            if tree.active[child]:
-                lines.append(indent + cond)
-                recurse(child, depth + 1)
-            else:
-                text = _leaf_text(est, child, class_names, decimals)
-                lines.append(f"{indent}{cond}  [no training samples; predicts {text}]")
+    def children(node):
+        if node < tree.n_internal and tree.is_split[node]:
+            return [c for c in (2 * node + 1, 2 * node + 2) if tree.active[c]]
+        return []
 
-    recurse(0, 0)
-    return "\n".join(lines) + "\n"
+    def split(node):
+        facets = _facets(tree, node)
+        rows = [_facet_text(tree, f, names, scale, top_k, decimals)
+                for f in facets[:MAX_FACETS_SHOWN]]
+        rows = [r if k == 0 else "+ " + r for k, r in enumerate(rows)]
+        if len(facets) > MAX_FACETS_SHOWN:
+            rows.append(f"(+{len(facets) - MAX_FACETS_SHOWN} facets)")
+        return rows, f"{tree.threshold[node] + 0.0:.{decimals + 1}g}"
 
-
-def polytope_node_label(est, node, names, class_names, decimals, top_k, limit_depth):
-    """Box text of ``plot_tree`` for one node."""
-    tree = est.tree_
-    samples = f"\nsamples = {tree.n_node_samples[node]:.0f}"
-    if node < tree.n_internal and tree.is_split[node] and not limit_depth:
-        lo, hi = tree.facet_ptr[node], tree.facet_ptr[node + 1]
-        facets = lo + np.argsort(-tree.facet_weight[lo:hi], kind="stable")
-        scale = getattr(est, "_feature_scale", np.ones(tree.n_features))
-        rows = [_facet_text(tree, f, names, scale, top_k, decimals) for f in facets[:4]]
-        if len(facets) > 4:
-            rows.append(f"(+{len(facets) - 4} facets)")
-        thr = f"{tree.threshold[node] + 0.0:.{decimals + 1}g}"
-        return " +\n".join(rows) + f"\n<= {thr}" + samples
-    if node < tree.n_internal and tree.is_split[node]:
-        return "(subtree)" + samples
-    return _leaf_text(est, node, class_names, decimals) + samples
-
-
-def polytope_children(tree, node):
-    """Drawn children of ``node`` (active children of a split)."""
-    if node < tree.n_internal and tree.is_split[node]:
-        return [c for c in (2 * node + 1, 2 * node + 2) if tree.active[c]]
-    return []
-
-
-def polytope_plot_tree(est, names, class_names, max_depth, decimals, top_k, fontsize, ax):
-    """The drawing of :func:`plot_tree` for a polytope tree."""
-    tree = est.tree_
-    limit = tree.depth if max_depth is None else min(max_depth, tree.depth)
-
-    def label(node, depth, expanded):
-        return polytope_node_label(est, node, names, class_names, decimals, top_k, depth >= limit)
-
-    return draw_tree(ax, limit, lambda node: polytope_children(tree, node), label, fontsize)
+    root = build_view(
+        0, children=children, split=split,
+        leaf=lambda node: leaf_text(tree.value[node], clf, class_names, decimals),
+        samples=lambda node: tree.n_node_samples[node],
+        value=lambda node: tree.value[node],
+        tag=lambda node: f"[node {node}]",
+    )
+    return TreeView(root, classification=clf)

@@ -31,7 +31,7 @@ from scipy import sparse
 from .._core import topology
 from .._core.tree import check_route_input
 from .._kernels._routing import _apply_polytope, _path_polytope, _polytope_scores
-from ._export import polytope_export_text, polytope_plot_tree
+from ._export import polytope_view
 
 __all__ = ["PolytopeTree"]
 
@@ -268,15 +268,12 @@ class PolytopeTree:
         self.active = hit
         return self
 
-    # --------------------------------------------------------------- pickling
-    # Rendering hooks of the FittedTree protocol (export_text, plot_tree).
-    def _export_text(self, est, names, class_names, max_depth, decimals, top_k):
-        return polytope_export_text(est, names, class_names, max_depth, decimals, top_k)
+    # Rendering hook of the FittedTree protocol (export_text, plot_tree,
+    # export_graphviz).
+    def _tree_view(self, est, names, class_names, decimals, top_k):
+        return polytope_view(est, names, class_names, decimals, top_k)
 
-    def _plot_tree(self, est, names, class_names, max_depth, decimals, top_k, fontsize, ax):
-        return polytope_plot_tree(
-            est, names, class_names, max_depth, decimals, top_k, fontsize, ax
-        )
+    # --------------------------------------------------------------- pickling
 
     def __getstate__(self):
         return {

@@ -9,14 +9,13 @@ needs torch, predicting and unpickling do not.
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import is_classifier
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions
 from .._core.base import BaseGradientModel, TreeClassifierMixin, TreeRegressorMixin
-from .._core.export import linear_terms
 from .._core.validation import check_predict_data
 from ._docstrings import _DOC_ATTRS, _DOC_PARAMS, _DOC_REFS
+from ._export import _TELExportMixin
 from ._kernels import MAX_DEPTH, smooth_step, tel_forward
 
 __all__ = ["TreeEnsembleLayerClassifier", "TreeEnsembleLayerRegressor"]
@@ -52,7 +51,7 @@ def _node_statistics(Z, W, b, gamma, chunk=2048):
     return reach / Z.shape[0], mass / Z.shape[0], soft
 
 
-class _BaseTEL(BaseGradientModel):
+class _BaseTEL(_TELExportMixin, BaseGradientModel):
     """Shared parameters, model and export of the TEL estimators.
 
     ``fit`` is :class:`BaseGradientModel`'s (validation, standardization,
@@ -200,87 +199,6 @@ class _BaseTEL(BaseGradientModel):
             self.leaf_values_, float(self.gamma),
         )
         return n_leaves / self.n_trees
-
-    # --------------------------------------------------------------- export
-    def _export_text(self, *, feature_names=None, class_names=None, max_depth=10,
-                     decimals=2, top_k=3):
-        check_is_fitted(self)
-        p = self.n_features_in_
-        if feature_names is not None:
-            names = [str(f) for f in feature_names]
-            if len(names) != p:
-                raise ValueError(f"feature_names must contain {p} elements, got {len(names)}.")
-        elif hasattr(self, "feature_names_in_"):
-            names = [str(f) for f in self.feature_names_in_]
-        else:
-            names = [f"feature_{j}" for j in range(p)]
-        clf = is_classifier(self)
-        if clf:
-            cnames = self.classes_ if class_names is None else list(class_names)
-            if len(cnames) != self.n_classes_:
-                raise ValueError(
-                    f"class_names must contain {self.n_classes_} elements, got {len(cnames)}."
-                )
-        n_int = self.weights_.shape[1]
-        g = float(self.gamma)
-        fmt = f"{{:.{decimals + 1}g}}"
-        lines = [
-            f"# {type(self).__name__}: {self.n_trees} soft trees of depth {self.max_depth}, "
-            f"gamma={g:g}; mean reachable leaves per sample and tree on the training "
-            f"data: {self.n_reachable_leaves_:.{decimals}f}.",
-            "# A node sends x right with probability S(lhs - threshold), S the smooth-step: "
-            "hard left (<=) / right (>) outside the soft band, fractional inside it.",
-            "# 'soft' is the share of the training samples reaching the node whose "
-            "routing there is fractional; 'reach' the share of all training samples "
-            "with a nonzero probability of reaching the node.",
-            "# Leaves show the vector the tree adds to the output, weighted by "
-            + ("P(x -> leaf) (class logits before the softmax of the sum)."
-               if clf else "P(x -> leaf) (summed over trees, plus the intercept)."),
-        ]
-        if not clf:
-            lines.append(
-                "# intercept: [" + ", ".join(fmt.format(v) for v in self.intercept_) + "]"
-            )
-
-        def split(t, node):
-            lhs = linear_terms(self.weights_[t, node], names, self._feature_scale, top_k, decimals)
-            thr = -self.biases_[t, node] + 0.0
-            return lhs, thr
-
-        def leaf(t, row):
-            v = self.leaf_values_[t, row]
-            if clf:
-                k = int(np.argmax(v))
-                return f"leaf: favours {cnames[k]} (logit {fmt.format(v[k])})"
-            return "leaf: value [" + ", ".join(fmt.format(x) for x in v) + "]"
-
-        def recurse(t, node, depth):
-            indent = "|   " * depth + "|--- "
-            if node >= n_int:
-                lines.append(f"{indent}{leaf(t, node - n_int)}  "
-                             f"(reach {100 * self._node_reach[t, node]:.0f}%)")
-                return
-            if depth >= max_depth:
-                lines.append(f"{indent}truncated branch of depth {self.max_depth - depth}")
-                return
-            lhs, thr = split(t, node)
-            info = (f"[soft band {fmt.format(thr - g / 2)} .. {fmt.format(thr + g / 2)}, "
-                    f"soft {100 * self._node_soft[t, node]:.0f}%, "
-                    f"reach {100 * self._node_reach[t, node]:.0f}%]")
-            for child, op in ((2 * node + 1, "<="), (2 * node + 2, "> ")):
-                cond = f"{indent}{lhs} {op} {fmt.format(thr)}"
-                if child == 2 * node + 1:
-                    cond += f"  {info}"
-                if self._node_reach[t, child] > 0:
-                    lines.append(cond)
-                    recurse(t, child, depth + 1)
-                else:
-                    lines.append(f"{cond}  [no training samples]")
-
-        for t in range(self.n_trees):
-            lines.append(f"tree {t}")
-            recurse(t, 0, 0)
-        return "\n".join(lines) + "\n"
 
 
 class TreeEnsembleLayerClassifier(TreeClassifierMixin, _BaseTEL):
