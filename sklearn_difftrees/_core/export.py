@@ -309,7 +309,8 @@ def export_graphviz(
     class_names : array-like of str, default=None
         As in :func:`export_text`.
     label : {"all", "root", "none"}, default="all"
-        Where to write the field names (``samples = ``, ``gini = ``).
+        Where to write the field names (``samples =``, ``gini =``): at every
+        node, at the root only, or nowhere.
     filled : bool, default=False
         Colour the nodes by majority class or value.
     leaves_parallel : bool, default=False
