@@ -32,13 +32,17 @@ class _GreedyGrowthMixin:
         Returns ``({node: (beta, bias, r, tau)}, depth)`` in the standardized
         space. With ``max_depth="auto"`` the depth whose hard tree scores best
         on the validation rows is kept (growth stops after
-        ``AUTO_PATIENCE`` levels without improvement).
+        ``AUTO_PATIENCE`` levels without improvement), among the depths of at
+        least ``_auto_min_depth()`` levels when growth reaches them.
         """
         cap = AUTO_MAX_DEPTH if auto else self.max_depth
+        floor = min(self._auto_min_depth(), cap)
         W_total = w[tr].sum()
         params = {}
         frontier = {0: tr}
-        best_score, best_depth, since = self._val_score(params, Z, Y, w, tr, va), 0, 0
+        best_score, best_depth, since = -np.inf, 0, 0
+        if floor == 0:
+            best_score = self._val_score(params, Z, Y, w, tr, va)
         depth = 0
         progress = Progress(cap, desc=f"{type(self).__name__} growth", unit="level",
                             verbose=self.verbose)
@@ -56,7 +60,7 @@ class _GreedyGrowthMixin:
                 break
             frontier = new_frontier
             depth = level + 1
-            if auto and va.size:
+            if auto and va.size and depth >= floor:
                 score = self._val_score(params, Z, Y, w, tr, va)
                 info["val_score"] = score
                 if score > best_score + 1e-12:
@@ -68,10 +72,21 @@ class _GreedyGrowthMixin:
                         break
             progress.update(info=info)
         progress.close(None if progress.n == cap else f"grown to depth {depth}")
-        if auto and va.size:
+        if auto and va.size and depth >= floor:
             depth = best_depth
             params = {v: p for v, p in params.items() if int(np.log2(v + 1)) < depth}
         return params, depth
+
+    def _auto_min_depth(self):
+        """Fewest levels ``max_depth="auto"`` keeps: enough leaves for every class.
+
+        A classifier tree of depth ``d`` has at most ``2**d`` leaves, so below
+        ``ceil(log2(n_classes))`` levels some class can never be predicted.
+        On small many-class sets the validation part is tiny (30 rows on
+        glass) and may prefer such a tree by chance. Regressors: 0.
+        """
+        n_classes = getattr(self, "n_classes_", 0)
+        return math.ceil(math.log2(n_classes)) if n_classes > 1 else 0
 
     def _try_split(self, node, idx, Z, Y, w, W_total, ctx):
         crit = ctx["crit"]
