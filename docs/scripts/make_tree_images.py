@@ -8,7 +8,8 @@ parameters except the depth)::
 
 * a depth-8 ``DGTClassifier`` on ``segmentation`` (7 classes, 19 named
   features), drawn whole;
-* a default ``NonGreedyObliqueTreeClassifier`` (depth 8) on ``vehicle``.
+* a depth-8 ``NonGreedyObliqueTreeClassifier`` (other parameters default) on
+  ``vehicle``.
 
 Both are fitted on a 70/30 stratified split (``random_state=0``) of the data
 loaded as a DataFrame, so the splits print the features' names. Pass-through
@@ -67,7 +68,7 @@ def main(argv=None):
     os.makedirs(args.out, exist_ok=True)
     dgt = _fit("segmentation", DGTClassifier(max_depth=8, random_state=0))
     _save(dgt, os.path.join(args.out, "plot_tree_dgt_depth8.png"), args.dpi)
-    ng = _fit("vehicle", NonGreedyObliqueTreeClassifier(random_state=0))
+    ng = _fit("vehicle", NonGreedyObliqueTreeClassifier(max_depth=8, random_state=0))
     _save(ng, os.path.join(args.out, "plot_tree_non_greedy.png"), args.dpi)
     return 0
 
