@@ -28,8 +28,10 @@ directives = {
 OPENMP_KERNELS = {"_tel"}
 if os.name == "nt":  # MSVC
     OPENMP_COMPILE, OPENMP_LINK = ["/openmp"], []
-else:  # gcc / clang
+    OPTIMIZE = ["/O2"]
+else:  # gcc / clang; -g0: no debug sections (the shipped kernels are 4x smaller)
     OPENMP_COMPILE, OPENMP_LINK = ["-fopenmp"], ["-fopenmp"]
+    OPTIMIZE = ["-O3", "-g0"]
 
 extensions = [
     Extension(
@@ -38,7 +40,7 @@ extensions = [
         depends=[str(p) for p in Path("cython_src").glob("*.pxd")],  # shared inline helpers
         include_dirs=[np.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_9_API_VERSION")],
-        extra_compile_args=["-O3"] + (OPENMP_COMPILE if name in OPENMP_KERNELS else []),
+        extra_compile_args=OPTIMIZE + (OPENMP_COMPILE if name in OPENMP_KERNELS else []),
         extra_link_args=OPENMP_LINK if name in OPENMP_KERNELS else [],
     )
     for name in KERNELS
@@ -50,6 +52,11 @@ class BuildExt(build_ext):
     """Build without OpenMP when the compiler cannot (e.g. Apple clang without
     libomp, or ``SKLEARN_DIFFTREES_NO_OPENMP=1``): the ``prange`` loops then
     run on one thread, with the same results."""
+
+    def finalize_options(self):
+        super().finalize_options()
+        if self.parallel is None:  # the kernels compile independently
+            self.parallel = os.cpu_count() or 1
 
     def build_extensions(self):
         if not self._openmp_works():

@@ -10,6 +10,7 @@ sklearn_difftrees`` stays torch-free.
 import importlib
 
 from ._core.export import export_graphviz, export_text, plot_tree
+from ._core.onnx_graph import to_onnx
 from ._core.optional import require_torch
 from ._core.training_plot import plot_training_history
 from ._core.tree import ObliqueTree
@@ -63,6 +64,7 @@ __all__ = [
     "export_text",
     "plot_training_history",
     "plot_tree",
+    "to_onnx",
     # -- latent_tree __all__ --
     "LatentTreeClassifier",
     "LatentTreeClusterer",

@@ -13,6 +13,7 @@ from .._compat import Interval, StrOptions, validate_data
 from .._core import topology
 from .._core._progress import Progress
 from .._core.base import BaseObliqueTree
+from .._core.onnx_graph import hard_tree_outputs
 from .._core.optional import require_torch
 from .._core.tree import ObliqueTree
 from .._core.validation import check_predict_data, fit_standardizer
@@ -205,6 +206,11 @@ class _BaseDGTBandit(BaseObliqueTree):
         if low is not None and (losses.min(initial=low) < low or losses.max(initial=high) > high):
             raise ValueError(f"{name} must lie in [{low}, {high}].")
         return losses
+
+    # ------------------------------------------------------------------ onnx
+    def _onnx_graph(self, graph):
+        """Hook of :func:`sklearn_difftrees.to_onnx`: the learned hard oblique ``tree_`` (the greedy policy)."""
+        hard_tree_outputs(graph, self, self.tree_)
 
 
 _DOC_COMMON_PARAMS = """    max_depth : int, default=6

@@ -6,6 +6,7 @@ import numpy as np
 
 from .._compat import Interval, StrOptions
 from .._core.base import BaseGradientTree, TreeClassifierMixin, TreeRegressorMixin
+from .._core.onnx_graph import hard_tree_outputs
 
 __all__ = ["DGTClassifier", "DGTRegressor"]
 
@@ -110,6 +111,11 @@ class _BaseDGT(BaseGradientTree):
 
     def _module_to_splits(self, module):
         return module.collapse()
+
+    # ------------------------------------------------------------------ onnx
+    def _onnx_graph(self, graph):
+        """Hook of :func:`sklearn_difftrees.to_onnx`: the hard oblique ``tree_``."""
+        hard_tree_outputs(graph, self, self.tree_)
 
 
 # The docstrings are assembled from these pieces; the forests of _forest.py

@@ -43,6 +43,7 @@ from ._forest_docstrings import (
     _REFERENCES,
     _forest_params_doc,
 )
+from ._onnx import forest_graph
 
 __all__ = ["DGTForest", "DGTForestClassifier", "DGTForestRegressor"]
 
@@ -319,6 +320,11 @@ class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         imp = np.mean([member.feature_importances_ for member in self.estimators_], axis=0)
         total = imp.sum()
         return imp / total if total > 0 else imp
+
+    # ------------------------------------------------------------------ onnx
+    def _onnx_graph(self, graph):
+        """Hook of :func:`sklearn_difftrees.to_onnx`: the members' mean output."""
+        forest_graph(graph, self)
 
 
 class DGTForestClassifier(ClassifierMixin, _BaseDGTForest):

@@ -26,6 +26,7 @@ from .._core import topology
 from .._core.base import BaseGradientTree, TreeClassifierMixin, TreeRegressorMixin
 from .._core.validation import check_predict_data
 from ._forward import _elu, _rowwise_matmul, node_rewards_numpy
+from ._onnx import latent_tree_graph
 from ._pav import tree_isotonic_forward
 from ._pruned import _PrunedTreeMixin
 
@@ -232,6 +233,12 @@ class _BaseLatentTree(_PrunedTreeMixin, BaseGradientTree):
         check_is_fitted(self)
         q = self._rewards(check_predict_data(self, X))
         return np.minimum(np.maximum(q + 0.5, 0.0), self.pruning_values_)
+
+    # ------------------------------------------------------------------ onnx
+    def _onnx_graph(self, graph):
+        """Hook of :func:`sklearn_difftrees.to_onnx`: the numpy forward pass of ``predict``."""
+        latent_tree_graph(graph, self)
+
 
 _DOC_PARAMS = """
     Parameters

@@ -10,6 +10,7 @@ from sklearn.utils import check_random_state
 
 from .._compat import Interval, RealNotInt, StrOptions, _fit_context
 from .._core.base import BaseObliqueTree, TreeClassifierMixin, TreeRegressorMixin
+from .._core.onnx_graph import hard_tree_outputs
 from .._core.tree import ObliqueTree
 from .._core.validation import check_fit_data, fit_standardizer, validation_split
 from ._train import cart_to_complete, co2_tree, cv_depth, leaf_targets, sgd
@@ -201,6 +202,11 @@ class _BaseNonGreedy(BaseObliqueTree):
             W, b, self._leaf_values(theta), self._feature_mean, self._feature_scale
         )
         return tree.finalize(X, sample_weight)
+
+    # ------------------------------------------------------------------ onnx
+    def _onnx_graph(self, graph):
+        """Hook of :func:`sklearn_difftrees.to_onnx`: the hard oblique ``tree_``."""
+        hard_tree_outputs(graph, self, self.tree_)
 
 
 _DOC_PARAMS = """

@@ -23,6 +23,7 @@ from ._criterion import _Criterion
 from ._docstrings import _DOC_ATTRS, _DOC_PARAMS, _DOC_REF
 from ._freeze import _FreezeMixin
 from ._growth import _GreedyGrowthMixin
+from ._onnx import polytope_graph
 
 __all__ = ["ConvexPolytopeTreeClassifier", "ConvexPolytopeTreeRegressor"]
 
@@ -245,6 +246,11 @@ class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, BaseObliqueTree)
             imp += frac[v] * contrib * self._feature_scale
         total = imp.sum()
         return imp / total if total > 0 else imp
+
+    # ------------------------------------------------------------------ onnx
+    def _onnx_graph(self, graph):
+        """Hook of :func:`sklearn_difftrees.to_onnx`: the polytope scores and the hard walk."""
+        polytope_graph(graph, self)
 
 
 class ConvexPolytopeTreeClassifier(ClassifierMixin, _BaseConvexPolytopeTree):

@@ -17,6 +17,7 @@ from .._core.validation import check_predict_data
 from ._docstrings import _DOC_ATTRS, _DOC_PARAMS, _DOC_REFS
 from ._export import _TELExportMixin
 from ._kernels import MAX_DEPTH, smooth_step, tel_forward
+from ._onnx import tel_graph
 
 __all__ = ["TreeEnsembleLayerClassifier", "TreeEnsembleLayerRegressor"]
 
@@ -199,6 +200,10 @@ class _BaseTEL(_TELExportMixin, BaseGradientModel):
             self.leaf_values_, float(self.gamma),
         )
         return n_leaves / self.n_trees
+
+    def _onnx_graph(self, graph):
+        """Hook of :func:`sklearn_difftrees.to_onnx` (every soft tree, densely)."""
+        tel_graph(graph, self)
 
 
 class TreeEnsembleLayerClassifier(TreeClassifierMixin, _BaseTEL):
