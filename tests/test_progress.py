@@ -132,8 +132,23 @@ def test_progress_unit(capsys, monkeypatch):
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("[M] step 1/4") and "left" in out[0] and "loss" not in out[0]
     assert out[-1].startswith("[M] 2/4 steps") and out[-1].endswith("stopped early")
+    p.close()  # closing twice prints nothing more
+    assert capsys.readouterr().out == ""
     Progress(4, desc="M", verbose=0).update()
     assert capsys.readouterr().out == ""
+
+
+def test_divergence_ends_the_bar_and_raises(capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "tqdm", None)
+    from sklearn_difftrees._core._monitor import EpochMonitor
+
+    monitor = EpochMonitor(name="M", max_iter=5, n_iter_no_change=3, tol=0.0,
+                           learning_rate=1.0, has_validation=True, verbose=1)
+    monitor.end_epoch(1, 0.5, 0.0, (0.4, 0.9))
+    with pytest.raises(FloatingPointError, match="diverged"):
+        monitor.end_epoch(2, 0.5, 0.0, (float("nan"), 0.9))
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1].startswith("[M] 1/5 epochs") and out[-1].endswith("diverged")
 
 
 def test_format_seconds():

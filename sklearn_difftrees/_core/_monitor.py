@@ -3,8 +3,10 @@
 :class:`EpochMonitor` owns what does not depend on how a model is updated:
 the training record (:class:`History`, in sklearn MLP's vocabulary), the
 patience counter of early stopping, which epoch is the best, divergence of
-the validation loss (:class:`FloatingPointError`), progress lines and the
-:class:`~sklearn.exceptions.ConvergenceWarning` when the budget runs out.
+the validation loss (:class:`FloatingPointError`), the progress display
+(:class:`~sklearn_difftrees._core._progress.Progress`: a bar or lines, by
+``verbose``) and the :class:`~sklearn.exceptions.ConvergenceWarning` when the
+budget runs out.
 The torch loop (:func:`~sklearn_difftrees._core._trainer.train`) and the
 numpy loop of the non-greedy trees (which never imports torch) both use it.
 """

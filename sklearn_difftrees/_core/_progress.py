@@ -78,6 +78,7 @@ class Progress:
         self.n = 0
         self._start = time.perf_counter()
         self._bar = None
+        self._closed = False
         if self.verbose >= 1:
             tqdm = _import_tqdm()
             if tqdm is not None:
@@ -129,10 +130,11 @@ class Progress:
         """End the display; ``message`` (e.g. "stopped early") is shown last.
 
         A loop that stops before ``total`` steps fills the bar, so that it
-        ends at 100%.
+        ends at 100%. Closing twice is harmless.
         """
-        if not self.enabled:
+        if not self.enabled or self._closed:
             return
+        self._closed = True
         elapsed = format_seconds(time.perf_counter() - self._start)
         if self._bar is not None:
             if message is not None:

@@ -153,6 +153,7 @@ def train(
             if penalty is not None:
                 loss = loss + penalty
             if not torch.isfinite(loss):
+                monitor.progress.close("diverged")  # end the bar before the error
                 raise FloatingPointError(
                     f"{name} diverged: the training loss became {float(loss.detach())} at epoch "
                     f"{epoch}. Try a smaller learning_rate (currently {learning_rate}) "

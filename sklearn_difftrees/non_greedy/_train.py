@@ -416,6 +416,7 @@ def sgd(Z, Y, w, W, b, theta, *, loss, nu, inference, stable, learning_rate, mom
             wsum = wb.sum()
             batch_bound = float(res.bound @ wb / wsum)
             if not math.isfinite(batch_bound):
+                monitor.progress.close("diverged")  # end the bar before the error
                 raise FloatingPointError(
                     f"{name} diverged: the surrogate bound became {batch_bound} at epoch "
                     f"{epoch}. Try a smaller learning_rate (currently {learning_rate})."
