@@ -156,3 +156,15 @@ def test_errors(datasets, monkeypatch):
     monkeypatch.setitem(sys.modules, "onnx", None)  # as if onnx were not installed
     with pytest.raises(ImportError, match=r'sklearn-difftrees\[onnx\]'):
         to_onnx(est, X_test[:2])
+
+
+@pytest.mark.parametrize("cls", [sd.NonGreedyObliqueTreeClassifier, sd.ConvexPolytopeTreeClassifier])
+def test_default_parameters(cls, datasets):
+    """Defaults (max_depth="auto": trees of data-chosen depth) export too."""
+    X, y = datasets["clf"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = cls(random_state=0).fit(X[:350], y[:350])
+    out = _run(to_onnx(est, X[:2]), X[350:])
+    np.testing.assert_array_equal(out["label"], est.predict(X[350:]))
+    np.testing.assert_allclose(out["probabilities"], est.predict_proba(X[350:]), atol=1e-6)

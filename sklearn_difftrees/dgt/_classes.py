@@ -206,9 +206,9 @@ _DOC_PARAMS = (
         ``False`` (default): after ``fit`` the trained network's weights are
         dropped, so the fitted estimator (and its pickle) holds only what
         prediction needs, and a later ``fit`` starts afresh. ``True`` keeps
-        them on the estimator (and in its pickle: for the default
-        classifier about 20 times the size of the tree) so that the next
-        ``fit`` continues from them.
+        them on the estimator (and in its pickle: the layers of the
+        over-parameterized network, many times the tree for ``n_layers > 1``)
+        so that the next ``fit`` continues from them.
 """
 )
 
