@@ -38,9 +38,13 @@ class DGTBanditClassifier(TreeClassifierMixin, _BaseDGTBandit):
     from the exploration policy of eq. 7,
     ``p(k) = (1 - exploration) * 1[k = argmax theta_l(x)] + exploration / K``,
     and observes only the loss of that action, a number in ``[0, 1]`` (0 is
-    best; reward ``r = 1 - loss``). It then minimizes
-    ``(sigmoid(theta_l(x)[a]) - r)**2 / p(a)`` for the played action ``a``
-    (gradient: eq. 8) with one dense update of all the tree's parameters.
+    best; reward ``r = 1 - loss``). By default every leaf holds the mean
+    reward of each action over the rounds that reached it, shrunk towards
+    its parent's (``leaf_estimator="counts"``), and the splits learn from
+    ``(theta_l(x)[a] - r)**2`` through the quantized BackProp. With
+    ``leaf_estimator="gradient"`` (the paper's Algorithm 1) the leaves are
+    logits trained with the splits on ``(sigmoid(theta_l(x)[a]) - r)**2 /
+    p(a)`` (gradient: eq. 8).
 
     Online use::
 
@@ -60,7 +64,8 @@ class DGTBanditClassifier(TreeClassifierMixin, _BaseDGTBandit):
     ----------
 """
         + _DOC_COMMON_PARAMS.format(
-            lr="1e-3", lr_note="the paper's value", sample="sample_actions"
+            lr="1e-3", lr_note="the paper's value", sample="sample_actions",
+            split_init="median", split_init_note="(Measured: docs/bandit.md.)",
         )
         + """    exploration : float, default=0.3
         Exploration probability ``delta`` of eq. 7, in ``[0, 1)``.
@@ -72,6 +77,15 @@ class DGTBanditClassifier(TreeClassifierMixin, _BaseDGTBandit):
         Loss of a played action in :meth:`fit`'s simulation:
         ``loss(y_true, actions) -> losses`` in ``[0, 1]`` (vectorized; the
         labels are seen by this function only, never by the learner).
+    leaf_estimator : {"counts", "gradient"}, default="counts"
+        How the leaves learn the actions' rewards. ``"counts"``: a leaf's
+        value for action k is ``(R + m * parent) / (N + m)`` over the ``N``
+        rounds that reached it and played k (reward sum ``R``), ``m = 1``,
+        pooled up the tree to a prior ``1 / K`` above the root; an action
+        never tried at a leaf takes its nearest ancestor's value. Counts
+        enter at each optimizer step. ``"gradient"``: leaf logits trained by
+        eq. 8 from ``logit(1 / K)``, which needs many rounds per (leaf,
+        action) pair.
 
     Attributes
     ----------
@@ -113,6 +127,7 @@ class DGTBanditClassifier(TreeClassifierMixin, _BaseDGTBandit):
         "exploration": [Interval(Real, 0, 1, closed="left")],
         "classes": ["array-like", None],
         "simulated_loss": [StrOptions(set(CLASSIFICATION_LOSSES)), callable],
+        "leaf_estimator": [StrOptions({"counts", "gradient"})],
     }
 
     def __init__(
@@ -127,12 +142,14 @@ class DGTBanditClassifier(TreeClassifierMixin, _BaseDGTBandit):
         accumulation_steps=4,
         n_passes=1,
         standardize=True,
+        split_init="median",
         random_state=None,
         device="cpu",
         verbose=0,
         exploration=0.3,
         classes=None,
         simulated_loss="zero_one",
+        leaf_estimator="counts",
     ):
         super().__init__(
             max_depth=max_depth,
@@ -144,6 +161,7 @@ class DGTBanditClassifier(TreeClassifierMixin, _BaseDGTBandit):
             accumulation_steps=accumulation_steps,
             n_passes=n_passes,
             standardize=standardize,
+            split_init=split_init,
             random_state=random_state,
             device=device,
             verbose=verbose,
@@ -151,6 +169,7 @@ class DGTBanditClassifier(TreeClassifierMixin, _BaseDGTBandit):
         self.exploration = exploration
         self.classes = classes
         self.simulated_loss = simulated_loss
+        self.leaf_estimator = leaf_estimator
 
     def _n_outputs(self):
         return self.n_classes_
@@ -223,17 +242,7 @@ class DGTBanditClassifier(TreeClassifierMixin, _BaseDGTBandit):
         return self._surrogate(out, actions, losses, p[np.arange(rows.size), actions])
 
     def _surrogate(self, out, actions, losses, propensities):
-        import torch
-
-        from ._bandit_torch import classification_surrogate
-
-        dev = out.device
-        return classification_surrogate(
-            out,
-            torch.as_tensor(actions, dtype=torch.long, device=dev),
-            torch.as_tensor(1.0 - losses, dtype=out.dtype, device=dev),
-            torch.as_tensor(propensities, dtype=out.dtype, device=dev),
-        )
+        return self._get_engine().played_surrogate(out, actions, losses, propensities)
 
     @staticmethod
     def _draw(p, rng):
@@ -343,7 +352,8 @@ class DGTBanditRegressor(RegressorMixin, _BaseDGTBandit):
 """
         + _DOC_COMMON_PARAMS.format(
             lr="1e-2", lr_note="the paper tunes 1e-2 / 1e-3 for regression",
-            sample="sample_predictions",
+            sample="sample_predictions", split_init="random",
+            split_init_note="(Not measured for regression yet; hence the paper's default.)",
         )
         + """    delta : float, default=0.5
         Perturbation size of eqs. 9-10, in target units.
@@ -403,6 +413,7 @@ class DGTBanditRegressor(RegressorMixin, _BaseDGTBandit):
         accumulation_steps=4,
         n_passes=1,
         standardize=True,
+        split_init="random",
         random_state=None,
         device="cpu",
         verbose=0,
@@ -420,6 +431,7 @@ class DGTBanditRegressor(RegressorMixin, _BaseDGTBandit):
             accumulation_steps=accumulation_steps,
             n_passes=n_passes,
             standardize=standardize,
+            split_init=split_init,
             random_state=random_state,
             device=device,
             verbose=verbose,

@@ -36,6 +36,7 @@ class _BaseDGTBandit(BaseObliqueTree):
         "accumulation_steps": [Interval(Integral, 1, None, closed="left")],
         "n_passes": [Interval(Integral, 1, None, closed="left")],
         "standardize": ["boolean"],
+        "split_init": [StrOptions({"median", "random"})],
         "random_state": ["random_state"],
         "device": [StrOptions({"auto", "cpu", "cuda"})],
         "verbose": ["verbose"],
@@ -53,6 +54,7 @@ class _BaseDGTBandit(BaseObliqueTree):
         accumulation_steps=4,
         n_passes=1,
         standardize=True,
+        split_init="median",
         random_state=None,
         device="cpu",
         verbose=0,
@@ -66,6 +68,7 @@ class _BaseDGTBandit(BaseObliqueTree):
         self.accumulation_steps = accumulation_steps
         self.n_passes = n_passes
         self.standardize = standardize
+        self.split_init = split_init
         self.random_state = random_state
         self.device = device
         self.verbose = verbose
@@ -114,6 +117,8 @@ class _BaseDGTBandit(BaseObliqueTree):
         self.__dict__.pop("_engine", None)
         self.__dict__.pop("_state", None)
         engine = self._get_engine()
+        if self.split_init == "median":
+            engine.init_thresholds(self._standardized(X))
         self._sync(engine)
 
     def _get_engine(self):
@@ -242,6 +247,16 @@ _DOC_COMMON_PARAMS = """    max_depth : int, default=6
         are not). The scaling is folded into ``tree_``. Give that first call a
         representative batch of contexts (e.g. a burn-in of logged ``X``), or
         scale the features yourself and pass ``False``.
+    split_init : {{"median", "random"}}, default="{split_init}"
+        Thresholds of the initial tree. ``"median"``: the (random) split
+        directions stay, and node by node from the root each threshold is
+        moved to the median of the contexts reaching it in that first call,
+        so that every leaf starts with a comparable share of the contexts (a
+        random projection tree; contexts are observed, labels are not). A
+        node reached by fewer than 2 of them keeps threshold 0. ``"random"``:
+        zero biases, as in the paper: every split passes through the mean
+        context, and the leaves are cones around it, many nearly empty.
+        {split_init_note}
     random_state : int, RandomState instance or None, default=None
         Seeds the initialization and the learner's own generator (exploration
         / perturbations and the shuffling of ``fit``). Global RNGs are left

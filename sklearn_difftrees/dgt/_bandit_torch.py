@@ -17,7 +17,13 @@ from sklearn.base import is_classifier
 from .._core._trainer import make_optimizer, resolve_device, seeded, to_tensor
 from ._module import DGTModule
 
-__all__ = ["OnlineDGT", "classification_surrogate", "regression_surrogate"]
+__all__ = [
+    "OnlineDGT",
+    "classification_surrogate",
+    "leaf_reward_estimates",
+    "regression_surrogate",
+    "reward_surrogate",
+]
 
 #: Floating-point type of the live module, its optimizer and the contexts.
 #: float32 in use; the tests switch it to float64 to check that ``update`` on n
@@ -39,9 +45,78 @@ def classification_surrogate(logits, actions, rewards, propensities):
     return (s - rewards) ** 2 / propensities
 
 
+def reward_surrogate(estimates, actions, rewards):
+    """Per-round loss ``(estimates[i, a_i] - r_i)**2`` (``leaf_estimator="counts"``).
+
+    The squared error of the played action's estimated reward, for leaves
+    that hold reward estimates in [0, 1]. Only the routing receives its
+    gradient (the leaves are counted, not trained): it moves a context
+    towards the leaves whose estimate for the played action is closer to
+    the observed reward. Unlike eq. 8 there is no sigmoid, whose factor
+    ``sigma * (1 - sigma)`` vanishes at the confident estimates of
+    well-visited leaves, and no ``1 / p`` weight (the direct method): with K
+    actions an explored round weighs ``K (1 - delta) / delta + 1`` times a
+    greedy one (61 for letter's 26 classes), and the rare explored rounds
+    then drive the shared split parameters and RMSprop's scale.
+    """
+    return (estimates.gather(1, actions[:, None])[:, 0] - rewards) ** 2
+
+
 def regression_surrogate(pred, derivative):
     """Per-round loss whose gradient is ``derivative * grad(pred)`` (eq. 6)."""
     return derivative.detach() * pred[:, 0]
+
+
+#: Pseudo-count of the shrinkage of :func:`leaf_reward_estimates`: a node's
+#: estimate weighs its parent's as one observation of its own.
+PRIOR_STRENGTH = 1.0
+
+
+def leaf_reward_estimates(plays, rewards, prior, strength=PRIOR_STRENGTH):
+    """Mean reward of every action at every leaf, shrunk along the tree.
+
+    ``plays[l, k]`` rounds reached leaf ``l`` and played action ``k``,
+    ``rewards[l, k]`` is the sum of their rewards. A node pools the counts of
+    the leaves below it; its estimate is ``(R + m * parent) / (N + m)`` with
+    ``m = strength``, starting from ``prior`` above the root. An action never
+    played at a leaf therefore takes the value of the nearest ancestor that
+    saw it, and a leaf's estimate follows its own data once it has some.
+
+    Parameters
+    ----------
+    plays, rewards : ndarray of shape (2**depth, n_actions)
+    prior : float
+        Value above the root.
+    strength : float, default=PRIOR_STRENGTH
+
+    Returns
+    -------
+    estimates : ndarray of shape (2**depth, n_actions)
+    """
+    levels = [(np.asarray(plays, dtype=np.float64), np.asarray(rewards, dtype=np.float64))]
+    while levels[-1][0].shape[0] > 1:  # pooled counts, level by level up to the root
+        n, r = levels[-1]
+        levels.append((n[0::2] + n[1::2], r[0::2] + r[1::2]))
+    est = np.full((1, levels[0][0].shape[1]), float(prior))
+    for n, r in reversed(levels):
+        parent = np.repeat(est, n.shape[0] // est.shape[0], axis=0)
+        est = (r + strength * parent) / (n + strength)
+    return est
+
+
+def _middle_gap(values):
+    """Threshold in the gap between sorted ``values`` nearest their middle.
+
+    Half-way between two consecutive distinct values, so that no context
+    lies on the split (where the last bits of a dot product would decide its
+    side); 0 when the values do not differ (fewer than 2 distinct).
+    """
+    v = np.sort(values)
+    gaps = np.flatnonzero(v[1:] > v[:-1]) + 1
+    if gaps.size == 0:
+        return 0.0
+    i = gaps[np.argmin(np.abs(gaps - v.size / 2))]
+    return 0.5 * (v[i - 1] + v[i])
 
 
 def _to_numpy(obj):
@@ -71,11 +146,21 @@ class OnlineDGT:
         self.device = resolve_device(est.device)
         self.accumulation_steps = est.accumulation_steps
         n_features, n_outputs = est.n_features_in_, est._n_outputs()
+        self.counts = None
         with seeded(est._seed):
             module = DGTModule(
                 n_features, est.max_depth, n_outputs, est._hidden_sizes(), row_scale=True
             )
-            if is_classifier(est) and n_outputs > 2:
+            if is_classifier(est) and getattr(est, "leaf_estimator", "gradient") == "counts":
+                # Leaves hold running reward estimates (leaf_reward_estimates),
+                # not trained parameters; the fixed 1e-6 noise only breaks
+                # exact ties (e.g. between actions never played below a node).
+                module.leaf.requires_grad_(False)
+                self.tiebreak = 1e-6 * torch.randn(module.leaf.shape).double().numpy()
+                self.counts = np.zeros((2, *module.leaf.shape))  # plays, rewards
+                self.pending_counts = np.zeros_like(self.counts)
+                self.prior = 1.0 / n_outputs
+            elif is_classifier(est) and n_outputs > 2:
                 # Leaf logits start at logit(1/K): sigmoid(theta) = 1/K, the
                 # expected reward of a uniformly random action, instead of
                 # 1/2. From 1/2, the early rounds (mostly loss 1 when K is
@@ -88,8 +173,11 @@ class OnlineDGT:
         self.params = [p for p in module.parameters() if p.requires_grad]
         self.optimizer = make_optimizer(est.optimizer, self.params, est.learning_rate, est.momentum)
         self.pending = 0
+        self._leaf = None
         if state is not None:
             self.load(state)
+        elif self.counts is not None:
+            self._refresh_leaves()
 
     # ------------------------------------------------------------ state
     def load(self, state):
@@ -105,14 +193,93 @@ class OnlineDGT:
         for p, g in zip(self.params, state["grads"]):
             p.grad = None if g is None else torch.from_numpy(g.copy()).to(self.device)
         self.pending = int(state["pending"])
+        if self.counts is not None:
+            self.tiebreak = state["tiebreak"].copy()
+            self.counts = state["counts"].copy()
+            self.pending_counts = state["pending_counts"].copy()
 
     def dump(self):
-        return {
+        state = {
             "module": _to_numpy(self.module.state_dict()),
             "optimizer": _to_numpy(self.optimizer.state_dict()),
             "grads": [None if p.grad is None else _to_numpy(p.grad) for p in self.params],
             "pending": self.pending,
         }
+        if self.counts is not None:
+            state.update(tiebreak=self.tiebreak.copy(), counts=self.counts.copy(),
+                         pending_counts=self.pending_counts.copy())
+        return state
+
+    @torch.no_grad()
+    def init_thresholds(self, Z):
+        """Move every split's threshold to the median of its region's contexts.
+
+        ``Z`` are the (standardized, unlabelled) contexts of the call that
+        creates the learner. The random directions stay; node by node from
+        the root, the bias of the last layer is shifted so that the node
+        splits the contexts reaching it in halves (:func:`_middle_gap`), the
+        partition of a random projection tree: every leaf covers a comparable
+        share of the contexts, instead of the cones through the mean that
+        zero biases give. A node reached by fewer than 2 distinct scores
+        keeps its bias.
+        """
+        a = self.module.node_scores(to_tensor(Z, self.device, dtype=DTYPE)).double().cpu().numpy()
+        n_internal = a.shape[1]
+        shift = np.zeros(n_internal)
+        node = np.zeros(a.shape[0], dtype=np.int64)
+        rows = np.arange(a.shape[0])
+        while True:
+            inside = node < n_internal
+            if not inside.any():
+                break
+            for i in np.unique(node[inside]):
+                shift[i] = _middle_gap(a[node == i, i])
+            score = a[rows[inside], node[inside]] - shift[node[inside]]
+            node[inside] = 2 * node[inside] + 1 + (score > 0)
+        bias = self.module.layers[-1].bias
+        bias.sub_(torch.as_tensor(shift, dtype=bias.dtype, device=bias.device))
+
+    # ------------------------------------------------------------ leaf counts
+    def played_surrogate(self, out, actions, losses, propensities):
+        """Per-round surrogate of the classifier's played actions.
+
+        With counted leaves, :func:`reward_surrogate` (and the rounds are
+        counted); with trained leaves, eq. 8 (:func:`classification_surrogate`).
+        """
+        dev = out.device
+        a = torch.as_tensor(actions, dtype=torch.long, device=dev)
+        r = torch.as_tensor(1.0 - losses, dtype=out.dtype, device=dev)
+        if self.counts is None:
+            p = torch.as_tensor(propensities, dtype=out.dtype, device=dev)
+            return classification_surrogate(out, a, r, p)
+        self.observe(actions, 1.0 - losses)
+        return reward_surrogate(out, a, r)
+
+    def observe(self, actions, rewards):
+        """Count the rounds being scored (the rows of the current forward pass).
+
+        Called by the classifier's surrogate with the played actions and
+        their rewards; the counts enter the leaves at the next optimizer
+        step, together with the accumulated gradient.
+        """
+        if self.counts is None:
+            return
+        np.add.at(self.pending_counts[0], (self._leaf, actions), 1.0)
+        np.add.at(self.pending_counts[1], (self._leaf, actions), rewards)
+
+    def _refresh_leaves(self):
+        est = leaf_reward_estimates(self.counts[0], self.counts[1], self.prior)
+        with torch.no_grad():
+            self.module.leaf.copy_(torch.from_numpy(est + self.tiebreak))
+
+    def _step(self):
+        if self.params:
+            self.optimizer.step()
+            self.optimizer.zero_grad(set_to_none=True)
+        if self.counts is not None:
+            self.counts += self.pending_counts
+            self.pending_counts[:] = 0.0
+            self._refresh_leaves()
 
     def splits(self):
         """Collapsed ``(W, b)`` in the standardized space and the leaf parameters."""
@@ -139,6 +306,7 @@ class OnlineDGT:
             stop = min(n, start + self.accumulation_steps - self.pending)
             rows = np.arange(start, stop)
             out, leaf = self.module.forward_with_leaf(Zt[start:stop])
+            self._leaf = leaf.cpu().numpy()
             loss = round_loss(out, leaf, rows)
             total = loss.sum() / self.accumulation_steps
             if not torch.isfinite(total):
@@ -147,11 +315,10 @@ class OnlineDGT:
                     "losses / propensities passed, or lower learning_rate."
                 )
             total.backward()
-            leaves[start:stop] = leaf.cpu().numpy()
+            leaves[start:stop] = self._leaf
             self.pending += stop - start
             if self.pending == self.accumulation_steps:
-                self.optimizer.step()
-                self.optimizer.zero_grad(set_to_none=True)
+                self._step()
                 self.pending = 0
             if on_rounds is not None:
                 on_rounds(stop - start)
