@@ -221,6 +221,22 @@ class BaseGradientModel(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         self : object
             Fitted estimator.
         """
+        plan = self._fit_setup(X, y, sample_weight)
+        from ._trainer import train
+
+        history = train(plan.module, self._loss_fn, plan.train_data, **plan.train_kwargs)
+        return self._fit_complete(plan, history)
+
+    def _fit_setup(self, X, y, sample_weight):
+        """Everything of ``fit`` before the training loop, as a :class:`_FitPlan`.
+
+        Validates the data, prepares the target, standardizes, drops
+        zero-weight rows, draws the seed and the validation split, builds the
+        module (seeded) and moves the tensors to the device. :meth:`fit` runs
+        the shared loop on the plan; a bagging estimator may instead train
+        the modules of several plans together (one batched loop) before
+        :meth:`_fit_complete`.
+        """
         X, y, sample_weight = check_fit_data(
             self, X, y, sample_weight, multi_output=not is_classifier(self)
         )
@@ -249,7 +265,7 @@ class BaseGradientModel(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
 
         torch = require_torch(f"{type(self).__name__}.fit")  # the only place a fit imports torch
 
-        from ._trainer import resolve_device, seeded, to_tensor, train
+        from ._trainer import resolve_device, seeded, to_tensor
 
         device = resolve_device(self.device)
         with seeded(seed):
@@ -262,10 +278,7 @@ class BaseGradientModel(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         def pack(Zp, Yp, wp):
             return to_tensor(Zp, device), to_tensor(Yp, device, ydtype), to_tensor(wp, device)
 
-        history = train(
-            module,
-            self._loss_fn,
-            pack(Z_fit, Y_fit, w_fit),
+        train_kwargs = dict(
             validation_data=None if val is None else pack(*val),
             score_fn=self._score_fn,
             penalty_fn=self._penalty,
@@ -283,8 +296,16 @@ class BaseGradientModel(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
             verbose=self.verbose,
             name=type(self).__name__,
         )
+        return _FitPlan(module, pack(Z_fit, Y_fit, w_fit), train_kwargs, device,
+                        X, Y, sample_weight, keep)
+
+    def _fit_complete(self, plan, history):
+        """Everything of ``fit`` after the training loop: the training record
+        and the frozen, torch-free model (``plan.module`` holds the trained
+        weights)."""
+        module = plan.module
         module.cpu()
-        self.device_ = str(device)
+        self.device_ = str(plan.device)
         self._module_state = {k: v.detach().numpy().copy() for k, v in module.state_dict().items()}
         self.n_iter_ = history.n_iter
         self.loss_curve_ = history.loss_curve
@@ -296,10 +317,35 @@ class BaseGradientModel(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
             self.validation_scores_ = None
             self.best_validation_score_ = None
 
-        self._freeze(module, X, Y, sample_weight, keep)
+        self._freeze(module, plan.X, plan.Y, plan.sample_weight, plan.keep)
         if not self.warm_start:  # prediction never reads the module's weights
             self._discard_warm_start_state()
         return self
+
+
+class _FitPlan:
+    """What :meth:`BaseGradientModel._fit_setup` prepares for the training loop.
+
+    ``module`` (built and seeded, on ``device``), ``train_data`` (tensors
+    ``(X, Y, w)``), ``train_kwargs`` (the other arguments of
+    :func:`~sklearn_difftrees._core._trainer.train`, ``validation_data`` and
+    ``seed`` included), and what :meth:`~BaseGradientModel._fit_complete`
+    needs to freeze the model: the validated ``X``, encoded ``Y``,
+    ``sample_weight`` and the indices ``keep`` of the rows of nonzero weight.
+    """
+
+    __slots__ = ("module", "train_data", "train_kwargs", "device", "X", "Y",
+                 "sample_weight", "keep")
+
+    def __init__(self, module, train_data, train_kwargs, device, X, Y, sample_weight, keep):
+        self.module = module
+        self.train_data = train_data
+        self.train_kwargs = train_kwargs
+        self.device = device
+        self.X = X
+        self.Y = Y
+        self.sample_weight = sample_weight
+        self.keep = keep
 
 
 class BaseGradientTree(BaseObliqueTree, BaseGradientModel):

@@ -1,7 +1,7 @@
 """The bagging machinery of the DGT forests: bootstrap samples as integer row
-counts, the fit of one member in a joblib worker with torch limited to one
-thread (restored afterwards), and the fit of all members with a progress bar
-over trees."""
+counts, the fit of a chunk of members (one batched model) in a joblib worker
+with torch limited to one thread (restored afterwards), and the fit of all
+chunks with a progress bar over trees."""
 
 import contextlib
 import sys
@@ -12,56 +12,82 @@ from sklearn.utils.parallel import Parallel, delayed
 from .._core._progress import Progress
 from .._core.optional import require_torch
 
-__all__ = ["_bootstrap_counts", "_fit_member", "_fit_members_with_progress",
+__all__ = ["_bootstrap_counts", "_fit_chunk", "_fit_members_with_progress",
            "_keep_torch_threads"]
 
 
-def _fit_member(member, X, y, sample_weight, single_thread):
-    """Fit one member; runs in a joblib worker.
+def _fit_chunk(members, X, y, weights, single_thread, on_member_done=None):
+    """Fit a chunk of members as one batched model; runs in a joblib worker.
 
-    With ``single_thread`` (``n_jobs != 1``) torch is limited to one thread
-    while the member trains, so that the workers do not each start a thread
-    pool as large as the machine; the previous setting is restored after.
+    Every member prepares its own fit (``_fit_setup``: its standardization,
+    validation split and seeded module, from its own bootstrap weights); the
+    modules are trained together
+    (:func:`~sklearn_difftrees.dgt._batched.fit_batched`), and every member
+    then freezes its own tree (``_fit_complete``). With ``single_thread``
+    (``n_jobs != 1``) torch is limited to one thread meanwhile, so that the
+    workers do not each start a thread pool as large as the machine; the
+    previous setting is restored after. ``on_member_done(i, history)`` is
+    called as member ``i`` of the chunk stops training.
     """
-    if not single_thread:
-        member.fit(X, y, sample_weight=sample_weight)
-        return member._discard_warm_start_state()
-    torch = require_torch("DGT forest members' fit")  # the member's fit imports it anyway
-
+    torch = require_torch("DGT forest members' fit")
     previous = torch.get_num_threads()
-    torch.set_num_threads(1)
+    if single_thread:
+        torch.set_num_threads(1)
     try:
-        member.fit(X, y, sample_weight=sample_weight)
+        from ._batched import fit_batched
+
+        plans = [member._fit_setup(X, y, w) for member, w in zip(members, weights)]
+        # Members share the forest's classes (or outputs), so one batched model.
+        histories = fit_batched(members, plans, on_member_done=on_member_done)
+        for member, plan, history in zip(members, plans, histories):
+            member._fit_complete(plan, history)
+            member._discard_warm_start_state()
     finally:
         torch.set_num_threads(previous)
-    return member._discard_warm_start_state()
+    return members
 
 
-def _fit_member_indexed(i, *args):
-    """``(i, _fit_member(*args))``: a result that says which member it is."""
-    return i, _fit_member(*args)
+def _fit_chunk_indexed(indices, *args):
+    """``(indices, _fit_chunk(*args))``: a result that says which members it holds."""
+    return indices, _fit_chunk(*args)
 
 
-def _fit_members_with_progress(jobs, n_members, n_jobs, name, verbose):
-    """Fit the members (``jobs``: argument tuples of :func:`_fit_member`)
-    while the main process advances a bar over trees.
+def _fit_members_with_progress(chunks, n_members, n_jobs, name, verbose):
+    """Fit the chunks of members (``chunks``: ``(indices, args of
+    _fit_chunk)`` pairs) while the main process advances a bar over trees.
 
-    The members come back as they finish (joblib's
-    ``return_as="generator_unordered"``, so the bar moves with every
-    finished member, whatever ``n_jobs`` and the backend) and are put back in
-    submission order: the forest is the same as without progress.
+    In the main process (one chunk) the bar moves as each member stops
+    training; with several chunks (joblib workers) the chunks come back as
+    they finish (``return_as="generator_unordered"``, whatever ``n_jobs`` and
+    the backend) and the bar moves by their members. The members are put back
+    in submission order: the forest is the same as without progress.
     """
     members = [None] * n_members
     with Progress(n_members, desc=name, unit="tree", verbose=verbose) as progress:
-        results = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
-            delayed(_fit_member_indexed)(i, *job) for i, job in enumerate(jobs)
-        )
-        for i, member in results:
-            members[i] = member
-            info = {"member": i, "epochs": member.n_iter_}
-            if member.best_validation_score_ is not None:
-                info["best_val_score"] = float(member.best_validation_score_)
+
+        def report(i, n_iter, best):
+            info = {"member": i, "epochs": n_iter}
+            if best is not None:
+                info["best_val_score"] = float(best)
             progress.update(info=info)
+
+        if len(chunks) == 1:
+            indices, args = chunks[0]
+
+            def done(j, history):
+                best = history.best_validation_score if history.validation_scores else None
+                report(indices[j], history.n_iter, best)
+
+            for i, member in zip(indices, _fit_chunk(*args, on_member_done=done)):
+                members[i] = member
+            return members
+        results = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
+            delayed(_fit_chunk_indexed)(indices, *args) for indices, args in chunks
+        )
+        for indices, chunk in results:
+            for i, member in zip(indices, chunk):
+                members[i] = member
+                report(i, member.n_iter_, member.best_validation_score_)
     return members
 
 

@@ -7,10 +7,18 @@ weights (the number of times each row is drawn, times the user's
 member trains on exactly its bootstrap sample, and the out-of-bag rows of a
 member are the rows it drew zero times.
 
-Members are fitted with ``joblib`` (through :mod:`sklearn.utils.parallel`,
-which forwards scikit-learn's configuration to the workers), so any joblib
-backend works, Dask and Ray included. Fitted forests hold only fitted
-members, which are torch-free: a forest unpickles and predicts without torch.
+The members are not trained one after the other: they share one
+architecture, so their parameters are stacked on a leading member axis and
+trained together as one batched model (``_batched.py``), each with its own
+bootstrap rows, validation split, batch order, optimizer state, learning-rate
+schedule, gradient clipping and early stopping: a member is the tree its own
+``fit`` would give (up to float rounding), and a forest fit costs a few
+single-tree fits rather than ``n_estimators``. ``n_jobs`` splits the members
+into one chunk per job, each chunk batched, over ``joblib`` (through
+:mod:`sklearn.utils.parallel`, which forwards scikit-learn's configuration to
+the workers), so any joblib backend works, Dask and Ray included. Fitted
+forests hold only fitted members, which are torch-free: a forest unpickles
+and predicts without torch.
 """
 
 import warnings
@@ -32,7 +40,7 @@ from .._core.persistence import VersionedStateMixin
 from .._core.validation import check_fit_data, check_predict_data, encode_classification_target
 from ._bagging import (
     _bootstrap_counts,
-    _fit_member,
+    _fit_chunk,
     _fit_members_with_progress,
     _keep_torch_threads,
 )
@@ -195,20 +203,33 @@ class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
             return sample_weight * counts
 
         require_torch(f"{type(self).__name__}.fit")  # before any worker starts
+        # The members are split into one chunk per job; the members of a chunk
+        # train together as one batched model (see _bagging._fit_chunk).
+        n_chunks = min(effective_n_jobs(self.n_jobs), self.n_estimators)
         single_thread = effective_n_jobs(self.n_jobs) != 1
-        jobs = (
-            (self._make_member(int(member_seeds[i])), X, y, member_weights(i), single_thread)
-            for i in range(self.n_estimators)
-        )
+        chunks = [
+            (
+                indices.tolist(),
+                (
+                    [self._make_member(int(member_seeds[i])) for i in indices],
+                    X,
+                    y,
+                    [member_weights(i) for i in indices],
+                    single_thread,
+                ),
+            )
+            for indices in np.array_split(np.arange(self.n_estimators), n_chunks)
+        ]
         with _keep_torch_threads():
             if self.verbose:  # a bar over trees, advanced as members finish
                 self.estimators_ = _fit_members_with_progress(
-                    jobs, self.n_estimators, self.n_jobs, type(self).__name__, self.verbose
+                    chunks, self.n_estimators, self.n_jobs, type(self).__name__, self.verbose
                 )
             else:
-                self.estimators_ = Parallel(n_jobs=self.n_jobs)(
-                    delayed(_fit_member)(*job) for job in jobs
+                fitted = Parallel(n_jobs=self.n_jobs)(
+                    delayed(_fit_chunk)(*args) for _, args in chunks
                 )
+                self.estimators_ = [member for chunk in fitted for member in chunk]
         self.n_iter_ = np.array([member.n_iter_ for member in self.estimators_])
 
         if self.oob_score:

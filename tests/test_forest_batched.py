@@ -1,0 +1,109 @@
+"""The batched forest fit trains every member as its own ``fit`` would.
+
+A forest trains its members together, as one model with a leading member axis
+(``dgt/_batched.py`` and ``_core/_batched_trainer.py``). The oracle is the
+member's ordinary ``fit`` with the member's seed and bootstrap weights: the
+two must give the same tree up to float32 rounding (batched and unbatched
+matmuls accumulate in different orders, ~1e-7 relative per step; after a few
+epochs the weights agree to ~1e-6, so the tolerances below leave two orders of
+magnitude of room while a wrong batch order, learning rate, optimizer state,
+clipping or early-stopping rule moves the weights by 1e-3 or more).
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification, make_regression
+
+from sklearn_difftrees import (
+    DGTClassifier,
+    DGTForestClassifier,
+    DGTForestRegressor,
+    DGTRegressor,
+)
+from sklearn_difftrees.dgt._bagging import _bootstrap_counts
+
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
+_MAX_INT = np.iinfo(np.int32).max
+SMALL = dict(max_depth=3, max_iter=12, hidden_width=8)
+
+
+def _independent_members(forest_cls, member_cls, X, y, params, n_estimators, random_state,
+                         max_samples=1.0):
+    """Each member fitted alone, with the seed and bootstrap the forest draws."""
+    rng = np.random.RandomState(random_state)
+    member_seeds = rng.randint(_MAX_INT, size=n_estimators)
+    sample_seeds = rng.randint(_MAX_INT, size=n_estimators)
+    n = len(y)
+    n_draws = max(1, int(round(max_samples * n)))
+    members, weights = [], []
+    for i in range(n_estimators):
+        w = _bootstrap_counts(sample_seeds[i], np.arange(n), n, n_draws)
+        members.append(member_cls(**params, random_state=int(member_seeds[i])).fit(
+            X, y, sample_weight=w))
+        weights.append(w)
+    return members, weights
+
+
+def _assert_same_member(batched, alone, X):
+    assert batched.n_iter_ == alone.n_iter_
+    np.testing.assert_allclose(batched.loss_curve_, alone.loss_curve_, rtol=1e-4, atol=1e-6)
+    scale = np.abs(alone.tree_.weights).max()
+    np.testing.assert_allclose(batched.tree_.weights, alone.tree_.weights,
+                               rtol=1e-3, atol=1e-4 * scale)
+    # The routing agrees (a weight within rounding of a row's boundary may
+    # flip that row; none does here, but allow one in a hundred).
+    assert np.mean(batched.apply(X) == alone.apply(X)) >= 0.99
+
+
+CASES = [
+    {},  # the defaults (RMSprop, cosine schedule, clipping, early stopping)
+    dict(optimizer="adam", alpha_l1=1e-3, alpha_l2=1e-3, lr_schedule="constant"),
+    dict(optimizer="sgd", momentum=0.5, learning_rate=0.05, early_stopping=False),
+    dict(optimizer="rmsprop", momentum=0.3, n_iter_no_change=2),  # members stop apart
+]
+
+
+@pytest.mark.parametrize("extra", CASES)
+@pytest.mark.parametrize("forest_cls, member_cls", [(DGTForestClassifier, DGTClassifier),
+                                                    (DGTForestRegressor, DGTRegressor)])
+def test_a_batched_member_is_its_own_fit(forest_cls, member_cls, extra):
+    if forest_cls is DGTForestClassifier:
+        X, y = make_classification(240, 5, n_informative=3, n_classes=3, random_state=0)
+    else:
+        X, y = make_regression(240, 5, n_informative=3, noise=1.0, random_state=0)
+    params = {**SMALL, **extra}
+    forest = forest_cls(n_estimators=3, random_state=7, n_jobs=1, **params).fit(X, y)
+    alone, _ = _independent_members(forest_cls, member_cls, X, y, params, 3, 7)
+    for b, a in zip(forest.estimators_, alone):
+        _assert_same_member(b, a, X)
+    if extra.get("n_iter_no_change") == 2:
+        assert len(set(forest.n_iter_)) > 1  # the members did stop at different epochs
+
+
+def test_members_whose_sample_misses_a_class_equal_their_own_fit():
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(200, 4))
+    y = (X[:, 0] > 0).astype(int)
+    y[:1] = 2  # a one-row class that most bootstrap samples of 30% miss
+    forest = DGTForestClassifier(n_estimators=6, max_samples=0.3, random_state=0, n_jobs=1,
+                                 **SMALL).fit(X, y)
+    alone, weights = _independent_members(DGTForestClassifier, DGTClassifier, X, y, SMALL, 6,
+                                          0, 0.3)
+    assert 0 < sum(w[0] == 0 for w in weights) < 6  # some samples miss the rare row
+    for b, a in zip(forest.estimators_, alone):
+        np.testing.assert_array_equal(b.classes_, a.classes_)
+        _assert_same_member(b, a, X)
+
+
+def test_divergence_is_reported_not_returned():
+    X, y = make_regression(200, 5, noise=1.0, random_state=0)
+    forest = DGTForestRegressor(n_estimators=3, random_state=0, n_jobs=1, optimizer="sgd",
+                                learning_rate=1e20, grad_clip=None, early_stopping=False,
+                                **{**SMALL, "max_iter": 3})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with pytest.raises(FloatingPointError, match="diverged"):
+            forest.fit(X, y)
