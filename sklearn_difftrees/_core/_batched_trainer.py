@@ -81,47 +81,48 @@ class _BatchedOptimizer:
 
     @torch.no_grad()
     def step(self, params, lrs, stepping):
-        """One update of the members where ``stepping`` (bool array) is set."""
+        """One update of the members where ``stepping`` (bool array) is set.
+
+        The gradients are consumed (overwritten). When every member steps
+        (all but the last step of an epoch) the update is in place; otherwise
+        the members that do not step keep their parameters and state.
+        """
         self.steps[stepping] += 1
+        everyone = bool(stepping.all())
         dev = next(iter(params.values())).device
-        mask_np = stepping
-        mask = torch.as_tensor(mask_np, device=dev)
+        mask = torch.as_tensor(stepping, device=dev)
         lr = torch.as_tensor(lrs, dtype=torch.float32, device=dev)
         for key, p in params.items():
             g = p.grad
             shape = (-1,) + (1,) * (p.dim() - 1)
             m = mask.view(shape)
-            lr_k = lr.view(shape)
+            old = {} if everyone else {k: v.clone() for k, v in self.state[key].items()}
             st = self.state[key]
             if self.name == "rmsprop":
-                sq = st["square_avg"] * _RMSPROP_ALPHA + (1 - _RMSPROP_ALPHA) * g * g
-                avg = sq.sqrt() + 1e-5  # eps as in make_optimizer
+                sq = st["square_avg"].mul_(_RMSPROP_ALPHA).addcmul_(g, g, value=1 - _RMSPROP_ALPHA)
+                update = g.div_(sq.sqrt().add_(1e-5))  # eps as in make_optimizer
                 if self.momentum > 0:
-                    buf = st["buf"] * self.momentum + g / avg
-                    st["buf"] = torch.where(m, buf, st["buf"])
-                    new = p - lr_k * buf
-                else:
-                    new = p - lr_k * (g / avg)
-                st["square_avg"] = torch.where(m, sq, st["square_avg"])
+                    update = st["buf"].mul_(self.momentum).add_(update)
             elif self.name == "adam":
                 b1, b2 = _ADAM_BETAS
-                exp_avg = st["exp_avg"] + (g - st["exp_avg"]) * (1 - b1)
-                exp_avg_sq = st["exp_avg_sq"] * b2 + (1 - b2) * g * g
+                st["exp_avg"].lerp_(g, 1 - b1)
+                st["exp_avg_sq"].mul_(b2).addcmul_(g, g, value=1 - b2)
                 t = np.maximum(self.steps, 1).astype(np.float64)
-                step_size = torch.as_tensor(lrs / (1 - b1**t), dtype=torch.float32,
-                                            device=dev).view(shape)
-                bc2 = torch.as_tensor(np.sqrt(1 - b2**t), dtype=torch.float32,
-                                      device=dev).view(shape)
-                new = p - step_size * exp_avg / (exp_avg_sq.sqrt() / bc2 + _ADAM_EPS)
-                st["exp_avg"] = torch.where(m, exp_avg, st["exp_avg"])
-                st["exp_avg_sq"] = torch.where(m, exp_avg_sq, st["exp_avg_sq"])
+                step_size = torch.as_tensor(1 / (1 - b1**t), dtype=torch.float32, device=dev)
+                bc2 = torch.as_tensor(np.sqrt(1 - b2**t), dtype=torch.float32, device=dev)
+                denom = st["exp_avg_sq"].sqrt().div_(bc2.view(shape)).add_(_ADAM_EPS)
+                update = (st["exp_avg"] * step_size.view(shape)).div_(denom)
             else:
-                if self.momentum > 0:
-                    buf = st["buf"] * self.momentum + g  # buf starts at 0: first step = g
-                    st["buf"] = torch.where(m, buf, st["buf"])
-                    g = buf
-                new = p - lr_k * g
-            p.copy_(torch.where(m, new, p))
+                update = g
+                if self.momentum > 0:  # buf starts at 0: its first value is g
+                    update = st["buf"].mul_(self.momentum).add_(g)
+            update = update * lr.view(shape)
+            if everyone:
+                p.sub_(update)
+            else:
+                p.sub_(update * m)
+                for k, v in old.items():
+                    st[k].copy_(torch.where(m, st[k], v))
 
 
 def _clip_per_member(params, max_norm):
