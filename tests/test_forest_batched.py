@@ -41,8 +41,12 @@ def _independent_members(forest_cls, member_cls, X, y, params, n_estimators, ran
     members, weights = [], []
     for i in range(n_estimators):
         w = _bootstrap_counts(sample_seeds[i], np.arange(n), n, n_draws)
-        members.append(member_cls(**params, random_state=int(member_seeds[i])).fit(
-            X, y, sample_weight=w))
+        # The forest's member parameters (its defaults may differ from a
+        # single tree's), with verbose and random_state as the forest sets them.
+        forest = forest_cls(**params)
+        member = member_cls(**{k: getattr(forest, k) for k in forest._member_param_names()})
+        member.set_params(random_state=int(member_seeds[i]), verbose=0)
+        members.append(member.fit(X, y, sample_weight=w))
         weights.append(w)
     return members, weights
 

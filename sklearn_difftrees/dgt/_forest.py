@@ -4,21 +4,16 @@ Every member is an ordinary :class:`DGTClassifier` / :class:`DGTRegressor`
 fitted on a bootstrap sample. The bootstrap is expressed as integer sample
 weights (the number of times each row is drawn, times the user's
 ``sample_weight``): the members drop zero-weight rows before training, so a
-member trains on exactly its bootstrap sample, and the out-of-bag rows of a
-member are the rows it drew zero times.
-
-The members are not trained one after the other: they share one
-architecture, so their parameters are stacked on a leading member axis and
-trained together as one batched model (``_batched.py``), each with its own
-bootstrap rows, validation split, batch order, optimizer state, learning-rate
-schedule, gradient clipping and early stopping: a member is the tree its own
-``fit`` would give (up to float rounding), and a forest fit costs a few
-single-tree fits rather than ``n_estimators``. ``n_jobs`` splits the members
-into one chunk per job, each chunk batched, over ``joblib`` (through
-:mod:`sklearn.utils.parallel`, which forwards scikit-learn's configuration to
-the workers), so any joblib backend works, Dask and Ray included. Fitted
-forests hold only fitted members, which are torch-free: a forest unpickles
-and predicts without torch.
+member trains on exactly its bootstrap sample; its out-of-bag rows are the
+rows it drew zero times. The members are trained together as one batched model (``_batched.py``:
+parameters stacked on a leading member axis), each with its own rows,
+validation split, batch order, optimizer state, schedule, clipping and early
+stopping, so that a member is the tree its own ``fit`` gives (up to float
+rounding) and a forest costs a few single-tree fits. ``n_jobs`` splits the
+members into one batched chunk per job over ``joblib`` (through
+:mod:`sklearn.utils.parallel`), so any joblib backend works, Dask and Ray
+included. Fitted members are torch-free: a forest unpickles and predicts
+without torch.
 """
 
 import warnings

@@ -1,0 +1,265 @@
+"""Training time where users wait: forests, rows, NonGreedy inference, TEL backends.
+
+Everything is measured side by side in one run, one torch thread, so that
+only the ratios matter (the machines these runs share are loaded; absolute
+seconds move from run to run).
+
+1. **Forest vs single tree.** On a bundled set and three seeded 70/30
+   stratified splits (random_state = split seed): the fit time and test
+   accuracy of one DGT tree at the forest's member settings
+   (``DGTForestClassifier()._make_member``), of the default 30-tree
+   ``DGTForestClassifier`` (members trained together, batched; ``n_jobs=1``),
+   and, with ``--independent``, of the same forest trained member by member
+   (every member's own ``fit`` with the seed and bootstrap weights the forest
+   draws: the training before batching).
+2. **Fit time against rows.** Default fit time of every family for
+   ``n`` rows of a synthetic 3-class problem with 50 features
+   (``make_classification``), beside scikit-learn's HistGradientBoosting and
+   CART (default ``DecisionTreeClassifier``), as multiples of
+   HistGradientBoosting's time in the same run. ``--sizes`` (default
+   10000,100000,1000000; ``--smoke``: 2000).
+3. **NonGreedy inference.** Whole default fit with ``max_depth=12``,
+   ``inference="fast"`` vs ``"exact"`` (same data as 2, ``--ng-rows`` rows).
+4. **TEL backends.** ``TreeEnsembleLayerClassifier`` with 10 trees of depth
+   10, ``gamma=1``, 20 epochs: fit time with ``backend="conditional"`` vs
+   ``"dense"`` and ``"auto"`` (``--tel-rows`` rows).
+
+Usage::
+
+    python benchmarks/bench_scaling.py --smoke
+    python benchmarks/bench_scaling.py --sizes 10000,100000 --independent \\
+        --out benchmarks/results/scaling.md --markdown docs/benchmarks.md
+
+``--markdown FILE`` replaces the block between the ``bench_scaling`` markers
+of FILE (docs/benchmarks.md) by the report, which names the CPU (``lscpu``)
+and the date.
+"""
+
+import argparse
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import Timer, environment_line, markdown_table, single_thread, write_out  # noqa: E402
+from _data import add_data_dir_argument, load, use_data_dir  # noqa: E402
+
+from sklearn_difftrees._provenance import replace_marked_section  # noqa: E402
+
+_MAX_INT = np.iinfo(np.int32).max
+
+
+def _split(X, y, seed):
+    from sklearn.model_selection import train_test_split
+
+    return train_test_split(X, y, test_size=0.3, stratify=y, random_state=seed)
+
+
+def _independent_forest(forest, X, y):
+    """The forest's members fitted one by one (their own ``fit``), with the
+    seeds and bootstrap weights ``forest.fit`` draws; returns mean proba."""
+    from sklearn.preprocessing import LabelEncoder
+
+    from sklearn_difftrees.dgt._bagging import _bootstrap_counts
+
+    codes = LabelEncoder().fit_transform(y)
+    rng = np.random.RandomState(forest.random_state)
+    member_seeds = rng.randint(_MAX_INT, size=forest.n_estimators)
+    sample_seeds = rng.randint(_MAX_INT, size=forest.n_estimators)
+    n = len(y)
+    members = []
+    for i in range(forest.n_estimators):
+        w = _bootstrap_counts(sample_seeds[i], np.arange(n), n, n)
+        members.append(forest._make_member(int(member_seeds[i])).fit(X, codes, sample_weight=w))
+    return members
+
+
+def forest_section(args):
+    from sklearn.preprocessing import LabelEncoder
+
+    from sklearn_difftrees import DGTForestClassifier
+
+    X, y = load(args.dataset)
+    y = LabelEncoder().fit_transform(y)
+    n_est = 5 if args.smoke else args.n_estimators
+    extra = dict(max_iter=10) if args.smoke else {}
+    rows = []
+    # Warm-up (torch import, first allocations) outside the timings.
+    DGTForestClassifier(n_estimators=2, max_iter=2, random_state=0).fit(X[:200], y[:200])
+    for seed in args.seeds:
+        X_tr, X_te, y_tr, y_te = _split(X, y, seed)
+        forest = DGTForestClassifier(n_estimators=n_est, random_state=seed, n_jobs=1, **extra)
+        single = forest._make_member(seed)
+        with Timer() as t_single:
+            single.fit(X_tr, y_tr)
+        with Timer() as t_forest:
+            forest.fit(X_tr, y_tr)
+        row = {"seed": seed, "single_s": t_single.seconds, "forest_s": t_forest.seconds,
+               "single_acc": single.score(X_te, y_te), "forest_acc": forest.score(X_te, y_te),
+               "epochs": float(np.mean(forest.n_iter_))}
+        if args.independent:
+            with Timer() as t_ind:
+                members = _independent_forest(forest, X_tr, y_tr)
+            proba = np.mean([m.predict_proba(X_te) for m in members], axis=0)
+            row.update(independent_s=t_ind.seconds,
+                       independent_acc=float(np.mean(proba.argmax(1) == y_te)))
+        print(f"  forest seed {seed}: {row}", flush=True)
+        rows.append(row)
+    headers = ["split", "single tree (s)", f"forest, {n_est} trees, batched (s)", "ratio",
+               "single acc", "forest acc"]
+    if args.independent:
+        headers += ["forest, independent (s)", "independent acc"]
+    table = []
+    for r in rows:
+        line = [r["seed"], f"{r['single_s']:.1f}", f"{r['forest_s']:.1f}",
+                f"{r['forest_s'] / r['single_s']:.2f}x", f"{100 * r['single_acc']:.2f}",
+                f"{100 * r['forest_acc']:.2f}"]
+        if args.independent:
+            line += [f"{r['independent_s']:.1f}", f"{100 * r['independent_acc']:.2f}"]
+        table.append(line)
+    mean = ["mean", f"{np.mean([r['single_s'] for r in rows]):.1f}",
+            f"{np.mean([r['forest_s'] for r in rows]):.1f}",
+            f"{np.mean([r['forest_s'] / r['single_s'] for r in rows]):.2f}x",
+            f"{100 * np.mean([r['single_acc'] for r in rows]):.2f}",
+            f"{100 * np.mean([r['forest_acc'] for r in rows]):.2f}"]
+    if args.independent:
+        mean += [f"{np.mean([r['independent_s'] for r in rows]):.1f}",
+                 f"{100 * np.mean([r['independent_acc'] for r in rows]):.2f}"]
+    table.append(mean)
+    shape = f"{X.shape[0]} x {X.shape[1]}"
+    return (f"### Forest vs single tree ({args.dataset}, {shape}, 70/30 splits, test accuracy %)"
+            f"\n\n{markdown_table(headers, table)}\n")
+
+
+def _families():
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.tree import DecisionTreeClassifier
+
+    import sklearn_difftrees as sd
+
+    return {
+        "HistGradientBoosting": lambda: HistGradientBoostingClassifier(random_state=0),
+        "CART": lambda: DecisionTreeClassifier(random_state=0),
+        "DGT": lambda: sd.DGTClassifier(random_state=0),
+        "LatentTree": lambda: sd.LatentTreeClassifier(random_state=0),
+        "NonGreedy": lambda: sd.NonGreedyObliqueTreeClassifier(random_state=0),
+        "TEL": lambda: sd.TreeEnsembleLayerClassifier(random_state=0),
+        "ConvexPolytopeTree": lambda: sd.ConvexPolytopeTreeClassifier(random_state=0),
+        "DGTForest": lambda: sd.DGTForestClassifier(random_state=0, n_jobs=1),
+    }
+
+
+def _synthetic(n, seed=0):
+    from sklearn.datasets import make_classification
+
+    return make_classification(n, 50, n_informative=20, n_classes=3, random_state=seed)
+
+
+def rows_section(args):
+    families = _families()
+    names = [f for f in families if f in args.families or f in ("HistGradientBoosting",)]
+    times = {}
+    for n in args.sizes:
+        X, y = _synthetic(n)
+        for name in names:
+            with Timer() as t:
+                families[name]().fit(X, y)
+            times[(name, n)] = t.seconds
+            print(f"  rows {n}: {name} {t.seconds:.1f} s", flush=True)
+    headers = ["family"] + [f"n = {n:,} (s)" for n in args.sizes] + [
+        f"x HGB at {n:,}" for n in args.sizes]
+    table = []
+    for name in names:
+        secs = [times[(name, n)] for n in args.sizes]
+        ratios = [times[(name, n)] / times[("HistGradientBoosting", n)] for n in args.sizes]
+        table.append([name] + [f"{s:.1f}" for s in secs] + [f"{r:.1f}" for r in ratios])
+    return ("### Default fit time against rows (synthetic, 50 features, 3 classes)\n\n"
+            + markdown_table(headers, table) + "\n")
+
+
+def ratios_section(args):
+    import sklearn_difftrees as sd
+
+    lines = ["### NonGreedy inference and TEL backends (whole fits)", ""]
+    table = []
+    X, y = _synthetic(args.ng_rows, seed=1)
+    t = {}
+    for inference in ("exact", "fast"):
+        with Timer() as timer:
+            sd.NonGreedyObliqueTreeClassifier(max_depth=12, inference=inference,
+                                              random_state=0).fit(X, y)
+        t[inference] = timer.seconds
+        print(f"  NonGreedy depth 12 {inference}: {timer.seconds:.1f} s", flush=True)
+    table.append([f"NonGreedy, max_depth=12, {args.ng_rows:,} rows", "exact / fast",
+                  f"{t['exact']:.1f} / {t['fast']:.1f}", f"{t['exact'] / t['fast']:.1f}x"])
+    X, y = _synthetic(args.tel_rows, seed=2)
+    t = {}
+    for backend in ("dense", "conditional", "auto"):
+        with Timer() as timer:
+            sd.TreeEnsembleLayerClassifier(n_trees=10, max_depth=10, gamma=1.0, max_iter=20,
+                                           early_stopping=False, backend=backend,
+                                           device="cpu", random_state=0).fit(X, y)
+        t[backend] = timer.seconds
+        print(f"  TEL depth 10 {backend}: {timer.seconds:.1f} s", flush=True)
+    table.append([f"TEL, 10 trees, depth 10, gamma 1, 20 epochs, {args.tel_rows:,} rows",
+                  "dense / conditional (auto)",
+                  f"{t['dense']:.1f} / {t['conditional']:.1f} ({t['auto']:.1f})",
+                  f"{t['dense'] / t['conditional']:.1f}x"])
+    lines.append(markdown_table(["fit", "compared", "seconds", "ratio"], table,
+                                align=["l", "l", "r", "r"]))
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes, < 2 minutes")
+    parser.add_argument("--dataset", default="segmentation", help="bundled set of section 1")
+    parser.add_argument("--seeds", default="0,1,2")
+    parser.add_argument("--n-estimators", type=int, default=30)
+    parser.add_argument("--independent", action="store_true",
+                        help="also train the forest member by member (slow: ~20 single fits)")
+    parser.add_argument("--sizes", default="10000,100000,1000000")
+    parser.add_argument("--families", default=",".join(_families()))
+    parser.add_argument("--ng-rows", type=int, default=10000)
+    parser.add_argument("--tel-rows", type=int, default=4000)
+    parser.add_argument("--sections", default="forest,rows,ratios")
+    parser.add_argument("--out", help="write the markdown report here")
+    parser.add_argument("--markdown", help="replace the bench_scaling block of this file")
+    add_data_dir_argument(parser)
+    args = parser.parse_args(argv)
+    use_data_dir(args.data_dir)
+    args.seeds = [int(s) for s in args.seeds.split(",")]
+    args.sizes = [int(s) for s in args.sizes.split(",")]
+    args.families = args.families.split(",")
+    if args.smoke:
+        args.seeds, args.sizes = args.seeds[:1], [2000]
+        args.ng_rows, args.tel_rows = 1000, 1000
+    single_thread()
+    warnings.filterwarnings("ignore", category=Warning, module="sklearn_difftrees")
+    from sklearn.exceptions import ConvergenceWarning
+
+    warnings.filterwarnings("ignore", category=ConvergenceWarning)
+    env = environment_line()
+    command = "python benchmarks/bench_scaling.py " + " ".join(
+        a for a in (argv if argv is not None else sys.argv[1:])
+        if not a.startswith(("--out", "--markdown")))
+    parts = [f"Produced by `{command.strip()}`; {env}.", ""]
+    sections = args.sections.split(",")
+    if "forest" in sections:
+        parts.append(forest_section(args))
+    if "rows" in sections:
+        parts.append(rows_section(args))
+    if "ratios" in sections:
+        parts.append(ratios_section(args))
+    text = "\n".join(parts)
+    print(text)
+    write_out(args.out, text)
+    if args.markdown:
+        replace_marked_section(args.markdown, "bench_scaling", text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
