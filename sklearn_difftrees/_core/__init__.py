@@ -5,7 +5,8 @@
   the :class:`~.tree.FittedTree` protocol a method's own tree follows;
 * :mod:`.validation` — input checks, weights, scaling, validation splits;
 * :mod:`.base` — estimator base classes and task mixins;
-* :mod:`._trainer` — the torch training loop (imported only inside ``fit``);
+* :mod:`._trainer` — the torch training loop (imported only inside ``fit``),
+  and :mod:`._batched_trainer`, the same loop for several models at once;
 * :mod:`.export` — ``export_text``, ``plot_tree`` and ``export_graphviz``
   over one tree view (:mod:`._tree_view`; rendered by :mod:`._render` and
   :mod:`._tree_plot`), found through the estimator's or the tree's

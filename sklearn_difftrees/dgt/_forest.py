@@ -5,8 +5,8 @@ fitted on a bootstrap sample. The bootstrap is expressed as integer sample
 weights (the number of times each row is drawn, times the user's
 ``sample_weight``): the members drop zero-weight rows before training, so a
 member trains on exactly its bootstrap sample; its out-of-bag rows are the
-rows it drew zero times. The members are trained together as one batched model (``_batched.py``:
-parameters stacked on a leading member axis), each with its own rows,
+rows it drew zero times. The members are trained together as one batched
+model (``_batched.py``: a leading member axis), each with its own rows,
 validation split, batch order, optimizer state, schedule, clipping and early
 stopping, so that a member is the tree its own ``fit`` gives (up to float
 rounding) and a forest costs a few single-tree fits. ``n_jobs`` splits the
@@ -202,19 +202,9 @@ class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         # train together as one batched model (see _bagging._fit_chunk).
         n_chunks = min(effective_n_jobs(self.n_jobs), self.n_estimators)
         single_thread = effective_n_jobs(self.n_jobs) != 1
-        chunks = [
-            (
-                indices.tolist(),
-                (
-                    [self._make_member(int(member_seeds[i])) for i in indices],
-                    X,
-                    y,
-                    [member_weights(i) for i in indices],
-                    single_thread,
-                ),
-            )
-            for indices in np.array_split(np.arange(self.n_estimators), n_chunks)
-        ]
+        chunks = [(idx.tolist(), ([self._make_member(int(member_seeds[i])) for i in idx], X, y,
+                                  [member_weights(i) for i in idx], single_thread))
+                  for idx in np.array_split(np.arange(self.n_estimators), n_chunks)]
         with _keep_torch_threads():
             if self.verbose:  # a bar over trees, advanced as members finish
                 self.estimators_ = _fit_members_with_progress(
