@@ -9,7 +9,9 @@ _DOC_PARAMS = """
         up to depth 8 on the training part and keeps the depth whose hard tree
         scores best on the held-out ``validation_fraction`` ({score}); growth
         stops after 2 levels without improvement. The depth is never chosen
-        on training data.
+        on training data. A classifier keeps at least
+        ``ceil(log2(n_classes))`` levels when growth reaches them (enough
+        leaves for every class).
     max_facets : int, default=10
         ``K``, the number of linear experts (polytope facets) per split before
         shrinkage (the paper uses up to 50). After training, each split keeps
