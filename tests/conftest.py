@@ -24,6 +24,18 @@ except ImportError:  # pragma: no cover - torch is a hard dependency of fit
 
 from sklearn_difftrees.datasets import load_dataset
 
+try:  # hypothesis profiles of tests/test_fuzz.py (see docs/reliability.md)
+    from hypothesis import settings
+
+    # ci (default): a few derandomized examples per test, fast and repeatable.
+    settings.register_profile("ci", max_examples=4, deadline=None, derandomize=True,
+                              print_blob=True)
+    # deep: HYPOTHESIS_PROFILE=deep pytest tests/test_fuzz.py (random, many examples).
+    settings.register_profile("deep", max_examples=150, deadline=None, print_blob=True)
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+except ImportError:  # pragma: no cover - hypothesis is in the test extra
+    pass
+
 
 def load_bundled(name, n_max=None, random_state=0):
     """``(X, y)`` of a bundled dataset, optionally subsampled to ``n_max`` rows."""

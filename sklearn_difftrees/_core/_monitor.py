@@ -2,8 +2,9 @@
 
 :class:`EpochMonitor` owns what does not depend on how a model is updated:
 the training record (:class:`History`, in sklearn MLP's vocabulary), the
-patience counter of early stopping, which epoch is the best, divergence of
-the validation loss (:class:`FloatingPointError`), the progress display
+patience counter of early stopping, which epoch is the best, divergence
+(:class:`FloatingPointError`: a non-finite loss, or a loss that stays far
+above its starting value), the progress display
 (:class:`~sklearn_difftrees._core._progress.Progress`: a bar or lines, by
 ``verbose``) and the :class:`~sklearn.exceptions.ConvergenceWarning` when the
 budget runs out.
@@ -77,6 +78,8 @@ class EpochMonitor:
         self._best = math.inf
         self._no_improvement = 0
         self.progress = Progress(max_iter, desc=name, unit="epoch", verbose=verbose)
+        self._reference = None
+        self._diverging = 0
 
     def _check_finite(self, value, what, epoch):
         if not math.isfinite(value):
@@ -90,7 +93,49 @@ class EpochMonitor:
         """Count the starting model as epoch 0 (it is kept if nothing beats it)."""
         self._check_finite(val_loss, "validation loss", 0)
         self._best = val_loss
+        self._reference = val_loss
         self.history.best_validation_score = val_score
+
+    def reference(self, loss):
+        """The monitored loss of the untrained model (the divergence reference).
+
+        Without it, the first epoch's value is the reference.
+        """
+        self._check_finite(loss, self.loss_name, 0)
+        self._reference = loss
+
+    #: A monitored loss above ``DIVERGENCE_FACTOR * |reference| + 1`` counts as
+    #: diverging (losses are O(1) at the start: standardized targets, cross
+    #: entropy of near-uniform probabilities).
+    DIVERGENCE_FACTOR = 10.0
+    #: Consecutive diverging epochs that raise (fewer when max_iter is smaller).
+    DIVERGENCE_PATIENCE = 3
+
+    def _check_divergence(self, monitored, epoch):
+        """Raise when the loss stays far above where training started.
+
+        A NaN loss is not the only sign of a learning rate that is too large:
+        the loss can also explode while staying finite, and the model left
+        behind predicts finite garbage. Several consecutive epochs far above
+        the starting loss raise :class:`FloatingPointError`.
+        """
+        if self._reference is None:
+            self._reference = monitored
+            return
+        if monitored > self.DIVERGENCE_FACTOR * abs(self._reference) + 1.0:
+            self._diverging += 1
+        else:
+            self._diverging = 0
+        if self._diverging >= min(self.DIVERGENCE_PATIENCE, self.max_iter):
+            watched = "validation loss" if self.has_validation else self.loss_name
+            self.progress.close("diverged")
+            raise FloatingPointError(
+                f"{self.name} diverged: the {watched} "
+                f"stayed above {self.DIVERGENCE_FACTOR:g} times its starting value "
+                f"({self._reference:.4g}) for {self._diverging} epoch(s), reaching "
+                f"{monitored:.4g} at epoch {epoch}. Try a smaller learning_rate "
+                f"(currently {self.learning_rate})."
+            )
 
     def end_epoch(self, epoch, loss, tic, validation=None, note=""):
         """Record epoch ``epoch``; return True if it is the best so far.
@@ -114,6 +159,8 @@ class EpochMonitor:
             h.validation_scores.append(val_score)
             monitored = val_loss
             info.update(val_loss=val_loss, val_score=val_score)
+        self._check_finite(monitored, "monitored loss", epoch)
+        self._check_divergence(monitored, epoch)
         if monitored < self._best - self.tol:
             self._no_improvement = 0
         else:

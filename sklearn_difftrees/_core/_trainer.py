@@ -120,7 +120,8 @@ def train(
     MLP). Training stops when the monitored loss has not improved by ``tol``
     for ``n_iter_no_change`` consecutive epochs. Reaching ``max_iter`` first
     emits a :class:`~sklearn.exceptions.ConvergenceWarning`. A non-finite
-    loss raises :class:`FloatingPointError`.
+    loss, or a monitored loss that stays far above the untrained model's
+    (:class:`EpochMonitor`), raises :class:`FloatingPointError`.
     """
     X, Y, w = train_data
     n = X.shape[0]
@@ -139,6 +140,15 @@ def train(
         learning_rate=learning_rate, has_validation=validation_data is not None,
         verbose=verbose,
     )
+    # The untrained model's loss: the reference that divergence is measured
+    # against (the validation set when there is one, else <= 1024 rows).
+    ref_data = validation_data or tuple(t[:1024] for t in train_data)
+    ref_loss, _ = _evaluate(module, loss_fn, score_fn, *ref_data)
+    if validation_data is None and penalty_fn is not None:
+        with torch.no_grad():
+            penalty = penalty_fn(module)
+        ref_loss += 0.0 if penalty is None else float(penalty)
+    monitor.reference(ref_loss)
     best_state = None
     module.train()
     for epoch in range(1, max_iter + 1):

@@ -32,6 +32,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._compat import Interval, RealNotInt, StrOptions, _fit_context
 from .optional import require_torch
 from .persistence import VersionedStateMixin
+from ._guard import check_finite_model
 from .tree import ObliqueTree
 from .validation import (
     check_fit_data,
@@ -241,10 +242,21 @@ class BaseGradientModel(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
             self, X, y, sample_weight, multi_output=not is_classifier(self)
         )
         warm = self.warm_start and hasattr(self, "_module_state")
+        if warm and X.shape[1] != self._feature_mean.shape[0]:
+            raise ValueError(
+                f"warm_start=True continues the previous fit, which had "
+                f"{self._feature_mean.shape[0]} features; X has {X.shape[1]}. Use "
+                "warm_start=False to fit a new model."
+            )
         Y, sample_weight, n_outputs = self._prepare_target(y, sample_weight, warm)
         if not warm:
             self._feature_mean, self._feature_scale = fit_standardizer(X, sample_weight)
         Z = ((X - self._feature_mean) / self._feature_scale).astype(np.float32)
+        if not np.isfinite(Z).all():
+            raise ValueError(
+                "X holds values too large to standardize (differences between values "
+                "overflow float64); rescale X to moderate magnitudes."
+            )
 
         keep = np.flatnonzero(sample_weight > 0)  # zero weight == not in the data
         Z_fit, Y_fit, w_fit = Z[keep], Y[keep], sample_weight[keep]
@@ -318,6 +330,7 @@ class BaseGradientModel(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
             self.best_validation_score_ = None
 
         self._freeze(module, plan.X, plan.Y, plan.sample_weight, plan.keep)
+        check_finite_model(self, plan.X)
         if not self.warm_start:  # prediction never reads the module's weights
             self._discard_warm_start_state()
         return self
@@ -511,7 +524,7 @@ class TreeRegressorMixin(RegressorMixin):
             )
         self.n_outputs_ = y.shape[1]
         if not warm:
-            self._target_mean, self._target_scale = fit_standardizer(y, sample_weight)
+            self._target_mean, self._target_scale = fit_standardizer(y, sample_weight, "targets")
         Y = ((y - self._target_mean) / self._target_scale).astype(np.float32)
         return Y, sample_weight, self.n_outputs_
 

@@ -24,6 +24,7 @@ from scipy import sparse
 
 from .._kernels._routing import _apply_oblique, _path_oblique
 from . import topology
+from ._guard import check_fitted_arrays
 
 __all__ = ["FittedTree", "ObliqueTree", "check_route_input"]
 
@@ -98,11 +99,11 @@ class ObliqueTree:
     Attributes
     ----------
     max_depth : int
-        Depth of the complete tree.
+        Depth of the complete tree (read-only: derived from ``weights``).
     n_features : int
-        Number of input features.
+        Number of input features (read-only).
     n_outputs : int
-        Number of values stored per leaf.
+        Number of values stored per leaf (read-only).
     active : ndarray of shape (2**(max_depth + 1) - 1,), dtype bool
         Whether a training sample reaches each node (heap order). All ``True``
         until :meth:`finalize` is called.
@@ -132,11 +133,9 @@ class ObliqueTree:
                 f"{self.value.shape}; expected (2**D - 1, p), (2**D - 1,), "
                 "(2**D, k) for some depth D."
             )
-        self.max_depth = depth
-        self.n_features = self.weights.shape[1]
-        self.n_outputs = self.value.shape[1]
         self.active = np.ones(topology.n_nodes(depth), dtype=bool)
         self.n_node_samples = np.zeros(topology.n_nodes(depth), dtype=np.float64)
+        self._check_arrays()
 
     @classmethod
     def from_standardized(cls, weights, bias, value, mean, scale):
@@ -170,6 +169,30 @@ class ObliqueTree:
         return cls(raw, np.asarray(bias, dtype=np.float64) - weights @ (mean / scale), value)
 
     # ------------------------------------------------------------------ sizes
+    # Sizes are derived from the arrays, never stored beside them, so that an
+    # edit cannot make them disagree (the kernels trust them).
+    @property
+    def max_depth(self):
+        """Depth of the complete tree (from the shape of ``weights``)."""
+        return int(round(np.log2(np.shape(self.weights)[0] + 1)))
+
+    @max_depth.setter
+    def max_depth(self, value):
+        raise AttributeError(
+            "ObliqueTree.max_depth is derived from the arrays; build a new "
+            "ObliqueTree(weights, bias, value) to change the tree."
+        )
+
+    @property
+    def n_features(self):
+        """Number of input features (columns of ``weights``)."""
+        return int(np.shape(self.weights)[1])
+
+    @property
+    def n_outputs(self):
+        """Number of values per leaf (columns of ``value``)."""
+        return int(np.shape(self.value)[1])
+
     @property
     def n_internal(self):
         """Number of internal (split) nodes of the complete tree, ``2**max_depth - 1``."""
@@ -192,7 +215,22 @@ class ObliqueTree:
 
     # ---------------------------------------------------------------- routing
     def _check_input(self, X):
+        self._check_arrays()
         return check_route_input(X, self.n_features)
+
+    def _check_arrays(self):
+        """The fitted arrays agree with each other (before every kernel call)."""
+        w = self.weights
+        rows = w.shape[0] if isinstance(w, np.ndarray) and w.ndim == 2 else -1
+        if rows < 0 or topology.n_internal(int(round(np.log2(rows + 1)))) != rows:
+            rows = -1  # not 2**D - 1 rows: the check names weights
+        check_fitted_arrays("ObliqueTree", [
+            ("weights", w, np.float64, (rows, None), True),
+            ("bias", self.bias, np.float64, (rows,), True),
+            ("value", self.value, np.float64, (rows + 1, None), False),
+            ("active", self.active, np.bool_, (2 * rows + 1,), False),
+            ("n_node_samples", self.n_node_samples, np.float64, (2 * rows + 1,), False),
+        ])
 
     def apply(self, X):
         """Heap index of the leaf each row of ``X`` reaches.

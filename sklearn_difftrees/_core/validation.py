@@ -12,6 +12,7 @@ everywhere. Decisions taken once for the whole package:
 """
 
 import numbers
+import warnings
 
 import numpy as np
 from sklearn.model_selection import train_test_split
@@ -88,19 +89,43 @@ def encode_classification_target(estimator, y, sample_weight):
     return y_enc.astype(np.int64), sample_weight
 
 
-def fit_standardizer(X, sample_weight):
-    """Weighted per-feature mean and scale (constant features get scale 1).
+def fit_standardizer(X, sample_weight, what="features"):
+    """Weighted per-column mean and scale, robust to any finite magnitude.
+
+    Each column is first divided by its largest absolute value, so that the
+    mean and variance are computed on numbers in ``[-1, 1]`` and never
+    overflow (``X * 1e200`` standardizes like ``X``), then scaled back.
+
+    A column whose spread is below ``1e-12`` of its largest absolute value is
+    numerically constant: it gets the scale ``max |x|`` (1 for a column of
+    zeros), so its standardized values stay ~0 and the model ignores it. A
+    column that varies but that little triggers a :class:`UserWarning` naming
+    it (an exactly constant column carries no information and is ignored
+    without a word). ``n_features_in_`` is unaffected: predict still takes
+    every column.
 
     Zero-weight rows are dropped first, so that the result is bit-identical to
     the one computed without them (not only equal up to rounding).
     """
     keep = sample_weight > 0
-    X, sample_weight = X[keep], sample_weight[keep]
+    X, sample_weight = X[keep].astype(np.float64), sample_weight[keep]
     w = sample_weight / sample_weight.sum()
-    mean = w @ X.astype(np.float64)
-    var = w @ (X.astype(np.float64) - mean) ** 2
-    scale = np.sqrt(var)
-    scale[scale < 1e-12 * np.maximum(1.0, np.abs(mean))] = 1.0
+    peak = np.abs(X).max(axis=0)
+    peak[~(peak > 0)] = 1.0  # a column of zeros
+    Xs = X / peak
+    mean_s = w @ Xs
+    std_s = np.sqrt(w @ (Xs - mean_s) ** 2)
+    constant = std_s < 1e-12
+    mean = mean_s * peak
+    scale = np.where(constant, peak, std_s * peak)
+    near = np.flatnonzero(constant & (np.ptp(X, axis=0) > 0))
+    if near.size:
+        cols = ", ".join(str(j) for j in near[:10]) + (", ..." if near.size > 10 else "")
+        warnings.warn(
+            f"{near.size} {what} (column(s) {cols}) vary by less than 1e-12 of their "
+            "magnitude over the training rows and are treated as constant (ignored).",
+            UserWarning,
+        )
     return mean, scale
 
 

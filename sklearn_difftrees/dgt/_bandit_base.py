@@ -160,7 +160,13 @@ class _BaseDGTBandit(BaseObliqueTree):
 
     def _learn(self, X, round_loss):
         engine = self._get_engine()
-        leaves = engine.run(self._standardized(X), round_loss, type(self).__name__)
+        try:
+            leaves = engine.run(self._standardized(X), round_loss, type(self).__name__)
+        except FloatingPointError:
+            # Forget the diverged live state: the learner stays as it was
+            # after its last successful update (rebuilt from _state).
+            self.__dict__.pop("_engine", None)
+            raise
         self._leaf_counts += np.bincount(leaves, minlength=self._leaf_counts.size)
         self.n_rounds_ += X.shape[0]
         self._sync(engine)

@@ -171,6 +171,10 @@ class OnlineDGT:
                     module.leaf.add_(float(np.log(1.0 / (n_outputs - 1))))
         self.module = module.to(device=self.device, dtype=DTYPE)
         self.params = [p for p in module.parameters() if p.requires_grad]
+        # Norm of the freshly seeded routing parameters (the same every time
+        # the engine is rebuilt): the reference for divergence.
+        self.reference_norm = self._routing_norm()
+        self.learning_rate = est.learning_rate
         self.optimizer = make_optimizer(est.optimizer, self.params, est.learning_rate, est.momentum)
         self.pending = 0
         self._leaf = None
@@ -286,6 +290,33 @@ class OnlineDGT:
         W, b = self.module.collapse()
         return W, b, self.module.leaf.detach().cpu().double().numpy()
 
+    # ------------------------------------------------------------ divergence
+    #: Routing parameters whose norm exceeds this multiple of (their initial
+    #: norm + 1) have exploded: no sensible update sequence takes standardized
+    #: splits there, while a too large learning_rate does within a few rounds.
+    #: Leaf values are not watched: a regressor's leaves legitimately grow to
+    #: the scale of the targets.
+    EXPLOSION_FACTOR = 1e3
+
+    def _routing_norm(self):
+        with torch.no_grad():
+            total = sum(
+                float((p.detach().double() ** 2).sum())
+                for n, p in self.module.named_parameters()
+                if n != "leaf"
+            )
+        return total**0.5
+
+    def _check_weights(self, name):
+        norm = self._routing_norm()
+        limit = self.EXPLOSION_FACTOR * (self.reference_norm + 1.0)
+        if not norm <= limit:
+            raise FloatingPointError(
+                f"{name} diverged: the norm of its split parameters grew from "
+                f"{self.reference_norm:.3g} to {norm:.3g} (more than {limit:.3g}). "
+                f"Try a smaller learning_rate (currently {self.learning_rate})."
+            )
+
     # ------------------------------------------------------------ rounds
     def run(self, Z, round_loss, name, on_rounds=None):
         """Process the rows of ``Z`` as consecutive rounds.
@@ -320,6 +351,7 @@ class OnlineDGT:
             if self.pending == self.accumulation_steps:
                 self._step()
                 self.pending = 0
+                self._check_weights(name)
             if on_rounds is not None:
                 on_rounds(stop - start)
             start = stop

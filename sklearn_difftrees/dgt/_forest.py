@@ -1,19 +1,14 @@
 """DGT forests: bagged DGT trees (DGT-Forest, Section 5.2 / Appendix C of the paper).
 
-Every member is an ordinary :class:`DGTClassifier` / :class:`DGTRegressor`
-fitted on a bootstrap sample. The bootstrap is expressed as integer sample
-weights (the number of times each row is drawn, times the user's
-``sample_weight``): the members drop zero-weight rows before training, so a
-member trains on exactly its bootstrap sample; its out-of-bag rows are the
-rows it drew zero times. The members are trained together as one batched
-model (``_batched.py``: a leading member axis), each with its own rows,
-validation split, batch order, optimizer state, schedule, clipping and early
-stopping, so that a member is the tree its own ``fit`` gives (up to float
-rounding) and a forest costs a few single-tree fits. ``n_jobs`` splits the
-members into one batched chunk per job over ``joblib`` (through
-:mod:`sklearn.utils.parallel`), so any joblib backend works, Dask and Ray
-included. Fitted members are torch-free: a forest unpickles and predicts
-without torch.
+Every member is a :class:`DGTClassifier` / :class:`DGTRegressor` fitted on a
+bootstrap sample given as integer sample weights (draw counts times the
+user's ``sample_weight``): a member sees only its sample; its out-of-bag rows
+are those drawn zero times. With ``early_stopping=True`` it holds out
+``validation_fraction`` of its sample's distinct rows to choose when to stop
+and which weights to keep, and steps on the rest (else on all of it). Members
+train together as one batched model (``_batched.py``), each with its own
+rows, split, batch order, optimizer state and early stopping (a member is
+the tree its own ``fit`` gives); ``n_jobs`` chunks them over ``joblib``.
 """
 
 import warnings

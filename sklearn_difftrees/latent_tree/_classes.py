@@ -137,7 +137,8 @@ class _BaseLatentTree(_PrunedTreeMixin, BaseGradientTree):
 
     def _finalize_latent(self, X, sample_weight):
         """Fix the pruning vector from the training data; set ``tree_`` fields."""
-        X = check_predict_data(self, X)
+        # X is fit's validated array (no feature names: validating it again
+        # would warn that it lacks the names the estimator was fitted with).
         sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
         keep = sw > 0
         Xk, wk = X[keep], sw[keep]

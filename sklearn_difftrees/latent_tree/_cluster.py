@@ -39,9 +39,11 @@ class LatentTreeClusterer(ClusterMixin, _PrunedTreeMixin, BaseObliqueTree):
 
     Parameters
     ----------
-    target_features : array-like of int or None, default=None
-        Column indices of the features to regress from the others. ``None``:
-        reconstruct all features from the traversal.
+    target_features : array-like of int, array-like of bool or None, default=None
+        The features to regress from the others: column indices, or a
+        boolean mask of length ``n_features`` (as scikit-learn's column
+        selectors take). ``None``: reconstruct all features from the
+        traversal.
     max_depth : int, default=4
         Depth of the complete tree before pruning (1 to 10).
     pruning : float, default=1e-2
@@ -202,7 +204,21 @@ class LatentTreeClusterer(ClusterMixin, _PrunedTreeMixin, BaseObliqueTree):
         """(input columns, target columns) of X."""
         if self.target_features is None:
             return np.arange(n_features), np.arange(n_features)
-        targets = np.unique(np.asarray(self.target_features, dtype=np.int64).ravel())
+        selector = np.asarray(self.target_features)
+        if selector.dtype == bool:
+            # A boolean mask over the columns, as scikit-learn's column selectors take.
+            if selector.shape != (n_features,):
+                raise ValueError(
+                    f"A boolean target_features mask must have shape ({n_features},); "
+                    f"got shape {selector.shape}."
+                )
+            selector = np.flatnonzero(selector)
+        elif selector.size and selector.dtype.kind not in "iu":
+            raise ValueError(
+                "target_features must hold integer column indices or be a boolean "
+                f"mask of length {n_features}; got {self.target_features!r}."
+            )
+        targets = np.unique(selector.astype(np.int64).ravel())
         if targets.size == 0 or targets.min() < 0 or targets.max() >= n_features:
             raise ValueError(
                 f"target_features must hold column indices in [0, {n_features}); "

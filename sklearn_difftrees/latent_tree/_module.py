@@ -12,6 +12,8 @@ import torch
 from torch import nn
 
 from .._core import topology
+from .._core._guard import check_layer_input, check_layer_size
+from .._core._memory import check_memory
 from ._torch import node_rewards, tree_isotonic
 
 __all__ = ["LatentTreeLayer"]
@@ -78,10 +80,16 @@ class LatentTreeLayer(nn.Module):
             raise ValueError(f"backend must be 'auto', 'kernel' or 'torch', got {backend!r}.")
         if not pruning >= 0:
             raise ValueError(f"pruning must be >= 0, got {pruning!r}.")
-        if int(max_depth) < 1:
-            raise ValueError(f"max_depth must be >= 1, got {max_depth!r}.")
-        self.in_features = int(in_features)
-        self.max_depth = int(max_depth)
+        in_features = check_layer_size("LatentTreeLayer", "in_features", in_features)
+        max_depth = check_layer_size("LatentTreeLayer", "max_depth", max_depth)
+        # Parameters, gradients and two optimizer moments, in float32.
+        check_memory(
+            "LatentTreeLayer",
+            16 * (topology.n_internal(max_depth) * (in_features + 1)),
+            f"max_depth={max_depth}, in_features={in_features}",
+        )
+        self.in_features = in_features
+        self.max_depth = max_depth
         self.pruning = float(pruning)
         self.split_kind = split
         self.backend = backend
@@ -230,6 +238,18 @@ class LatentTreeLayer(nn.Module):
         a : torch.Tensor of shape (n_nodes,)
             The pruning vector (only when ``return_pruning=True``).
         """
+        check_layer_input("LatentTreeLayer", x, self.in_features)
+        if x.shape[0] == 0:
+            raise ValueError(
+                "LatentTreeLayer needs at least one row: the pruning problem is "
+                "solved on the batch."
+            )
+        # Scores, rewards, z and the PAV buffers: a few (n, n_nodes) arrays.
+        check_memory(
+            "LatentTreeLayer",
+            48 * x.shape[0] * self.n_nodes,
+            f"max_depth={self.max_depth} on a batch of {x.shape[0]} rows",
+        )
         if self.training and bool(self.bias_pending):
             self.init_bias(x.detach())
         q = self.rewards(x)

@@ -81,7 +81,28 @@ def _pooled_value(vals, c):
     if c > 0 and float(srt[0].detach()) < 0.0:
         return srt[0] * 0.0
     kstar = int(torch.nonzero(ak.detach() > nxt.detach())[0, 0])
-    return torch.clamp(ak[kstar], 0.0, 1.0)
+    return _clip_unit(ak[kstar])
+
+
+def _clip_unit(a):
+    """``clip(a, 0, 1)`` with the package's tie rule: gradient only strictly inside.
+
+    ``torch.clamp`` passes the gradient at ``a == 0`` and ``a == 1``; the
+    compiled kernel treats a boundary value as clipped (``interior`` iff
+    ``0 < a < 1``). Both backends follow the kernel's rule.
+    """
+    inside = (a.detach() > 0.0) & (a.detach() < 1.0)
+    return torch.where(inside, a, a.detach().clamp(0.0, 1.0))
+
+
+def _clip_traversal(v, a):
+    """``z = clip(v, 0, a)`` with the kernel's tie rule.
+
+    ``dz/dv = 1`` iff ``0 < v < a``; ``dz/da = 1`` iff ``v >= a``; else 0
+    (``torch.minimum`` would split the gradient evenly at ``v == a``).
+    """
+    a = a.unsqueeze(0).expand_as(v)
+    return torch.where((v > 0.0) & (v < a), v, torch.where(v >= a, a, torch.zeros_like(v)))
 
 
 def _pooled_columns(v, lam):
@@ -92,7 +113,7 @@ def _pooled_columns(v, lam):
     ak = torch.cumsum(srt, 0) / (lam + k)
     nxt = torch.cat((srt[1:], torch.full_like(srt[:1], -float("inf"))))
     first = torch.argmax((ak.detach() > nxt.detach()).to(torch.int8), dim=0)
-    a = torch.clamp(ak.gather(0, first[None, :])[0], 0.0, 1.0)
+    a = _clip_unit(ak.gather(0, first[None, :])[0])
     if lam > 0:  # k* = 0 when every entry is negative
         a = torch.where(srt[0] < 0, srt[0] * 0.0, a)
     return a
@@ -110,6 +131,11 @@ def tree_isotonic_torch(q, lam):
     the merge (largest violating ``a_t``) is made on detached values, so
     autograd differentiates the selected closed form, which is the Jacobian of
     Section 3.2 (1 / (lam |G| + k*) on the support set, 0 outside (0, 1)).
+
+    Tie rule (shared with the kernel, so that CPU and GPU fits agree): a group
+    value exactly 0 or 1 counts as clipped (no gradient); ``z = clip(v, 0, a)``
+    passes the gradient to ``v`` iff ``0 < v < a`` and to ``a`` iff
+    ``v >= a``; among equal violators, the lowest heap index merges first.
     """
     n, T = q.shape
     v = q + 0.5
@@ -137,7 +163,7 @@ def tree_isotonic_torch(q, lam):
         val[pg] = _pooled_value(v[:, nodes].reshape(-1), lam * len(nodes))
         aval[pg] = float(val[pg].detach())
     a = torch.stack([val[grp[t]] for t in range(T)])
-    z = torch.minimum(torch.clamp(v, min=0.0), a.unsqueeze(0))
+    z = _clip_traversal(v, a)
     return a, z
 
 

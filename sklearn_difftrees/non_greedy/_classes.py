@@ -9,6 +9,8 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 from sklearn.utils import check_random_state
 
 from .._compat import Interval, RealNotInt, StrOptions, _fit_context
+from .._core._guard import check_finite_model
+from .._core._memory import check_memory
 from .._core.base import BaseObliqueTree, TreeClassifierMixin, TreeRegressorMixin
 from .._core.onnx_graph import hard_tree_outputs
 from .._core.tree import ObliqueTree
@@ -131,6 +133,15 @@ class _BaseNonGreedy(BaseObliqueTree):
         )
         Y, sample_weight, n_out = self._prepare_target(y, sample_weight, False)
         self._n_leaf_outputs = n_out
+        # Splits, leaves, their gradients, momentum, best copy and the fitted
+        # tree (float64, ~8 copies), plus a few per-node vectors per row batch.
+        n_int = 2**self.max_depth - 1
+        check_memory(
+            type(self).__name__,
+            64 * (n_int * (X.shape[1] + 1) + (n_int + 1) * n_out)
+            + 8 * 4 * (2 * n_int + 1) * min(X.shape[0], self.batch_size),
+            f"max_depth={self.max_depth}, {X.shape[1]} features",
+        )
         if not is_classifier(self):
             Y = Y.astype(np.float64)
         self._feature_mean, self._feature_scale = fit_standardizer(X, sample_weight)
@@ -191,6 +202,7 @@ class _BaseNonGreedy(BaseObliqueTree):
             self.best_validation_score_ = None
         self.tree_ = self._make_tree(W, b, theta, X[keep], sample_weight[keep])
         self.n_active_leaves_ = self.tree_.n_leaves
+        check_finite_model(self, X)
         return self
 
     def _make_tree(self, W, b, theta, X, sample_weight):

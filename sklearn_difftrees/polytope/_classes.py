@@ -10,6 +10,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, RealNotInt, StrOptions, _fit_context
+from .._core._guard import check_finite_model
 from .._core.base import TRAINING_PARAMETER_CONSTRAINTS, BaseObliqueTree
 from .._core.optional import require_torch
 from .._core.validation import (
@@ -221,6 +222,7 @@ class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, BaseObliqueTree)
             params, depth, mean, scale, constant, X_fit, Y_fit, w_fit, crit
         )
         self.n_facets_ = self.tree_.n_facets
+        check_finite_model(self, X)
         return self
 
 

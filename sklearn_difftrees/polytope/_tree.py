@@ -29,6 +29,7 @@ import numpy as np
 from scipy import sparse
 
 from .._core import topology
+from .._core._guard import check_fitted_arrays
 from .._core.tree import check_route_input
 from .._kernels._routing import _apply_polytope, _path_polytope, _polytope_scores
 from ._export import polytope_view
@@ -110,9 +111,6 @@ class PolytopeTree:
                 f"facet_weight {self.facet_weight.shape}, threshold {self.threshold.shape}, "
                 f"value {self.value.shape}."
             )
-        self.max_depth = depth
-        self.n_features = self.facet_coef.shape[1]
-        self.n_outputs = self.value.shape[1]
         reach = np.zeros(topology.n_nodes(depth), dtype=bool)
         reach[0] = True
         for i in range(n_int):
@@ -120,6 +118,7 @@ class PolytopeTree:
                 reach[2 * i + 1] = reach[2 * i + 2] = True
         self.active = reach
         self.n_node_samples = np.zeros(topology.n_nodes(depth), dtype=np.float64)
+        self._check_arrays()
 
     @classmethod
     def from_standardized(
@@ -140,6 +139,29 @@ class PolytopeTree:
         )
 
     # ------------------------------------------------------------------ sizes
+    # Derived from the arrays, never stored beside them (the kernels trust them).
+    @property
+    def max_depth(self):
+        """Number of levels the arrays are sized for (from ``is_split``)."""
+        return int(round(np.log2(np.shape(self.is_split)[0] + 1)))
+
+    @max_depth.setter
+    def max_depth(self, value):
+        raise AttributeError(
+            "PolytopeTree.max_depth is derived from the arrays; build a new "
+            "PolytopeTree to change the tree."
+        )
+
+    @property
+    def n_features(self):
+        """Number of input features (columns of ``facet_coef``)."""
+        return int(np.shape(self.facet_coef)[1])
+
+    @property
+    def n_outputs(self):
+        """Number of values per node (columns of ``value``)."""
+        return int(np.shape(self.value)[1])
+
     @property
     def n_internal(self):
         """Number of potential internal nodes (``2**max_depth - 1``)."""
@@ -177,7 +199,34 @@ class PolytopeTree:
 
     # ---------------------------------------------------------------- routing
     def _check_input(self, X):
+        self._check_arrays()
         return check_route_input(X, self.n_features)
+
+    def _check_arrays(self):
+        """The fitted arrays agree with each other (before every kernel call)."""
+        s = self.is_split
+        n_int = s.shape[0] if isinstance(s, np.ndarray) and s.ndim == 1 else -1
+        if n_int < 0 or topology.n_internal(int(round(np.log2(n_int + 1)))) != n_int:
+            n_int = -1
+        w = self.facet_weight
+        n_f = w.shape[0] if isinstance(w, np.ndarray) and w.ndim == 1 else -1
+        check_fitted_arrays("PolytopeTree", [
+            ("is_split", s, np.uint8, (n_int,), False),
+            ("facet_ptr", self.facet_ptr, np.int64, (n_int + 1,), False),
+            ("facet_coef", self.facet_coef, np.float64, (n_f, None), True),
+            ("facet_intercept", self.facet_intercept, np.float64, (n_f,), True),
+            ("facet_weight", w, np.float64, (n_f,), True),
+            ("threshold", self.threshold, np.float64, (n_int,), False),
+            ("value", self.value, np.float64, (2 * n_int + 1, None), False),
+            ("active", self.active, np.bool_, (2 * n_int + 1,), False),
+            ("n_node_samples", self.n_node_samples, np.float64, (2 * n_int + 1,), False),
+        ])
+        ptr = self.facet_ptr
+        if ptr[0] != 0 or ptr[-1] != n_f or np.any(np.diff(ptr) < 0) or np.any(w < 0):
+            raise ValueError(
+                "Inconsistent fitted PolytopeTree: facet_ptr must rise from 0 to "
+                "the number of facets and facet_weight must be >= 0."
+            )
 
     def _kernel_args(self):
         return (

@@ -14,15 +14,16 @@ from sklearn.utils.validation import check_is_fitted
 from .._compat import Interval, StrOptions
 from .._core.base import BaseGradientModel, TreeClassifierMixin, TreeRegressorMixin
 from .._core.validation import check_predict_data
+from .._core._memory import check_memory
 from ._docstrings import _DOC_ATTRS, _DOC_PARAMS, _DOC_REFS
 from ._export import _TELExportMixin
-from ._kernels import MAX_DEPTH, smooth_step, tel_forward
+from ._kernels import MAX_DEPTH, ensemble_memory, tel_forward
 from ._onnx import tel_graph
 
 __all__ = ["TreeEnsembleLayerClassifier", "TreeEnsembleLayerRegressor"]
 
 
-def _node_statistics(Z, W, b, gamma, chunk=2048):
+def _node_statistics(Z, W, b, O, gamma, max_entries=2**21):
     """Per-node training statistics of a fitted ensemble (standardized ``Z``).
 
     Returns ``reach`` (n_trees, n_nodes): fraction of the rows reaching each
@@ -30,25 +31,48 @@ def _node_statistics(Z, W, b, gamma, chunk=2048):
     ``P(x -> node)``; ``soft`` (n_trees, n_internal): among the rows reaching
     an internal node, the fraction whose activation there is fractional
     (0 < S < 1).
+
+    Conditional, like the layer: the compiled forward pass records, per row,
+    only its fractional nodes and reachable leaves, so the work and the
+    temporary memory grow with the nodes the rows actually reach, not with
+    ``2**depth`` (the outputs are one number per node, like the parameters).
+    A node is reached iff it is an ancestor of a reachable leaf, and its mass
+    is the sum of the masses of the leaves below it. Rows are processed in
+    chunks sized so that a chunk's records hold about ``max_entries``
+    entries (rows that reach many leaves get smaller chunks).
     """
     n_trees, n_int, _ = W.shape
+    depth = int(round(np.log2(n_int + 1)))
     n_nodes = 2 * n_int + 1
-    reach = np.zeros((n_trees, n_nodes))
-    mass = np.zeros((n_trees, n_nodes))
-    soft = np.zeros((n_trees, n_int))
-    for start in range(0, Z.shape[0], chunk):
-        z = Z[start : start + chunk].astype(np.float64)
-        s = smooth_step(np.einsum("np,tip->nti", z, W) + b, gamma)  # P(right)
-        prob = np.ones((z.shape[0], n_trees, n_nodes))
-        for node in range(n_int):
-            prob[:, :, 2 * node + 1] = prob[:, :, node] * (1 - s[:, :, node])
-            prob[:, :, 2 * node + 2] = prob[:, :, node] * s[:, :, node]
-        reached = prob > 0
-        reach += reached.sum(axis=0)
-        mass += prob.sum(axis=0)
-        frac = (s > 0) & (s < 1)
-        soft += (frac & reached[:, :, :n_int]).sum(axis=0)
-    soft = soft / np.maximum(reach[:, :n_int], 1)  # 0 where no row reaches the node
+    size = n_trees * n_nodes
+    reach = np.zeros(size)
+    mass = np.zeros(size)
+    soft = np.zeros(size)
+    start, chunk = 0, 16
+    while start < Z.shape[0]:
+        z = Z[start : start + chunk]
+        start += z.shape[0]
+        _, _, rec = tel_forward(z, W, b, O, gamma, record=True)
+        chunk = int(np.clip(max_entries // max(1, int(rec.length.max())), 1, 4096))
+        mask = np.arange(rec.node.shape[1]) < rec.length[:, None]
+        row = np.nonzero(mask)[0]
+        ids = rec.node[mask].astype(np.int64)
+        node = ids % n_nodes
+        is_leaf = node >= n_int
+        mass += np.bincount(ids[is_leaf], weights=rec.value[mask][is_leaf], minlength=size)
+        soft += np.bincount(ids[~is_leaf], minlength=size)
+        # Every ancestor of a reachable leaf is reached (once per row).
+        base = ids[is_leaf] - node[is_leaf]  # tree * n_nodes
+        leaf, lrow = node[is_leaf], row[is_leaf]
+        for level in range(depth + 1):
+            anc = base + ((leaf + 1) >> (depth - level)) - 1
+            key = np.unique(lrow * size + anc)
+            reach += np.bincount(key % size, minlength=size)
+    reach, mass, soft = (a.reshape(n_trees, n_nodes) for a in (reach, mass, soft))
+    for level in range(depth - 1, -1, -1):  # internal masses: sums of the leaves below
+        nodes = np.arange(2**level - 1, 2 ** (level + 1) - 1)
+        mass[:, nodes] = mass[:, 2 * nodes + 1] + mass[:, 2 * nodes + 2]
+    soft = soft[:, :n_int] / np.maximum(reach[:, :n_int], 1)  # 0 where no row reaches
     return reach / Z.shape[0], mass / Z.shape[0], soft
 
 
@@ -146,6 +170,17 @@ class _BaseTEL(_TELExportMixin, BaseGradientModel):
                 "warm_start=True requires the n_trees, max_depth and number of "
                 "features of the first fit."
             )
+        dense = self.backend == "dense" or (
+            self.backend == "auto" and resolve_device(self.device).type != "cpu"
+        )
+        # Dense training evaluates a batch, validation in chunks of up to 8192 rows.
+        rows = max(self.batch_size, 8192) if dense else 0
+        check_memory(
+            type(self).__name__,
+            ensemble_memory(self.n_trees, self.max_depth, n_features, n_outputs, rows),
+            f"n_trees={self.n_trees}, max_depth={self.max_depth}, {n_features} features"
+            + (f", backend='dense'" if dense else ""),
+        )
         return TreeEnsembleLayer(
             n_features, n_outputs, n_trees=self.n_trees, depth=self.max_depth,
             gamma=float(self.gamma), backend=self.backend,
@@ -167,7 +202,7 @@ class _BaseTEL(_TELExportMixin, BaseGradientModel):
         _, n_leaves, _ = tel_forward(Z, W, b, O, float(self.gamma))
         self.n_reachable_leaves_ = float(n_leaves.mean()) / self.n_trees
         self._node_reach, self._node_mass, self._node_soft = _node_statistics(
-            Z, W, b, float(self.gamma)
+            Z, W, b, O, float(self.gamma)
         )
 
     # -------------------------------------------------------------- predict

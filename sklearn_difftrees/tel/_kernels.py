@@ -8,9 +8,27 @@ of the conditional forward pass until every row fits.
 
 import numpy as np
 
+from .._core._guard import check_fitted_arrays
 from .._kernels._tel import MAX_DEPTH, _tel_backward, _tel_forward
 
-__all__ = ["MAX_DEPTH", "TELRecord", "smooth_step", "tel_forward", "tel_backward"]
+__all__ = [
+    "MAX_DEPTH", "TELRecord", "ensemble_memory", "smooth_step", "tel_forward", "tel_backward"
+]
+
+
+def ensemble_memory(n_trees, depth, n_features, n_outputs, dense_rows=0):
+    """Estimated peak bytes of training an ensemble (for the memory limit).
+
+    Per parameter: float32 value, gradient, two Adam moments, the saved best
+    weights and the float64 arrays of the fitted model (about 56 bytes). The
+    conditional passes add only per-row records (the nodes a row reaches);
+    the dense backend evaluates every node of every tree for ``dense_rows``
+    rows at once (scores, probabilities and their gradients, float32).
+    """
+    n_int = 2**depth - 1
+    params = n_trees * (n_int * (n_features + 1) + (n_int + 1) * n_outputs)
+    dense = dense_rows * n_trees * (3 * n_int + 2 * (2 * n_int + 1)) * 4 * 2
+    return 56 * params + dense
 
 
 def smooth_step(t, gamma):
@@ -44,6 +62,21 @@ def _as(a, dtype):
     return np.ascontiguousarray(a, dtype=dtype)
 
 
+def _check_ensemble(X, W, b, O):
+    """Shapes of the (already cast) arrays agree before any kernel call."""
+    n_trees, n_int = (W.shape[0], W.shape[1]) if W.ndim == 3 else (-1, -1)
+    depth = int(round(np.log2(n_int + 1))) if n_int > 0 else -1
+    if depth < 1 or depth > MAX_DEPTH or 2**depth - 1 != n_int:
+        n_int = -1  # the check below names W
+    p = W.shape[2] if W.ndim == 3 else -1
+    check_fitted_arrays("tree ensemble", [
+        ("W", W, W.dtype, (n_trees, n_int, p), False),
+        ("b", b, W.dtype, (n_trees, n_int), False),
+        ("O", O, W.dtype, (n_trees, n_int + 1, None), False),
+        ("X", X, W.dtype, (None, p), False),
+    ])
+
+
 def tel_forward(X, W, b, O, gamma, *, record=False, capacity=16, n_threads=1):
     """Conditional forward pass of a tree ensemble.
 
@@ -70,6 +103,7 @@ def tel_forward(X, W, b, O, gamma, *, record=False, capacity=16, n_threads=1):
     """
     dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.float64
     X, W, b, O = _as(X, dtype), _as(W, dtype), _as(b, dtype), _as(O, dtype)
+    _check_ensemble(X, W, b, O)
     if W.shape[0] * (2 * W.shape[1] + 1) >= 2**31:
         raise ValueError("n_trees * (2**(depth + 1) - 1) must be below 2**31.")
     n = X.shape[0]
@@ -101,7 +135,12 @@ def tel_backward(X, W, O, gamma, grad_out, rec, *, need_X=True, n_threads=1):
     X, W, O = _as(X, dtype), _as(W, dtype), _as(O, dtype)
     grad_out = _as(grad_out, dtype)
     n_threads = max(1, int(n_threads))
+    _check_ensemble(X, W, np.ascontiguousarray(W[:, :, 0]), O)
     n_trees, n_int, p = W.shape
+    if (grad_out.shape != (X.shape[0], O.shape[2]) or rec.node.shape[0] != X.shape[0]
+            or rec.node.shape != rec.value.shape or rec.length.shape != (X.shape[0],)
+            or (rec.length > rec.node.shape[1]).any()):
+        raise ValueError("tel_backward: grad_out or the forward record does not match X, W, O.")
     grad_X = np.empty(X.shape if need_X else (1, p), dtype=dtype)
     grad_W = np.zeros((n_threads, n_trees, n_int, p))
     grad_b = np.zeros((n_threads, n_trees, n_int))

@@ -14,7 +14,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._kernels import MAX_DEPTH, tel_backward, tel_forward
+from .._core._guard import check_layer_input, check_layer_size
+from .._core._memory import check_memory
+from ._kernels import MAX_DEPTH, ensemble_memory, tel_backward, tel_forward
 
 __all__ = ["TreeEnsembleLayer", "smooth_step", "tree_ensemble_dense"]
 
@@ -58,7 +60,8 @@ def tree_ensemble_dense(x, weight, bias, leaf, gamma, activation="smooth_step"):
         first = 2**level - 1
         s = right[:, :, first : first + 2**level]  # nodes of this level, left to right
         # children of node j at this level: left (2j+1) then right (2j+2).
-        prob = torch.stack((prob * (1 - s), prob * s), dim=3).reshape(n, n_trees, -1)
+        prob = torch.stack((prob * (1 - s), prob * s), dim=3).reshape(
+            n, n_trees, 2 ** (level + 1))
     return torch.einsum("ntl,tlk->nk", prob, leaf)
 
 
@@ -83,13 +86,15 @@ class _ConditionalTEL(torch.autograd.Function):
             state["capacity"] = max(16, int(1.25 * rec.length.max(initial=0)) + 1)
         state["n_leaves"] = n_leaves
         ctx.gamma, ctx.rec, ctx.n_threads = gamma, rec, n_threads
-        ctx.arrays = (Xn, Wn, On)
+        # The tensors themselves, not numpy views: torch's version counter then
+        # raises if one is modified in place before the backward pass.
+        ctx.save_for_backward(x, weight, leaf)
         return torch.from_numpy(out)
 
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, grad_out):
-        Xn, Wn, On = ctx.arrays
+        Xn, Wn, On = (t.detach().contiguous().numpy() for t in ctx.saved_tensors)
         need_x = ctx.needs_input_grad[0]
         gX, gW, gb, gO = tel_backward(
             Xn, Wn, On, ctx.gamma, grad_out.detach().contiguous().numpy(), ctx.rec,
@@ -171,13 +176,11 @@ class TreeEnsembleLayer(nn.Module):
     def __init__(self, in_features, out_features, n_trees=10, depth=3, gamma=1.0,
                  backend="auto"):
         super().__init__()
-        for name, value, low in (("in_features", in_features, 1),
-                                 ("out_features", out_features, 1),
-                                 ("n_trees", n_trees, 1), ("depth", depth, 1)):
-            if not isinstance(value, (int, np.integer)) or value < low:
-                raise ValueError(f"{name} must be an integer >= {low}; got {value!r}.")
-        if depth > MAX_DEPTH:
-            raise ValueError(f"depth must be at most {MAX_DEPTH}; got {depth}.")
+        layer = "TreeEnsembleLayer"
+        in_features = check_layer_size(layer, "in_features", in_features)
+        out_features = check_layer_size(layer, "out_features", out_features)
+        n_trees = check_layer_size(layer, "n_trees", n_trees)
+        depth = check_layer_size(layer, "depth", depth, 1, MAX_DEPTH)
         if not (isinstance(gamma, (int, float, np.floating)) and gamma > 0
                 and math.isfinite(gamma)):
             raise ValueError(f"gamma must be a positive finite number; got {gamma!r}.")
@@ -185,6 +188,11 @@ class TreeEnsembleLayer(nn.Module):
             raise ValueError(
                 f"backend must be 'auto', 'conditional' or 'dense'; got {backend!r}."
             )
+        check_memory(
+            layer, ensemble_memory(n_trees, depth, in_features, out_features),
+            f"n_trees={n_trees}, depth={depth}, in_features={in_features}, "
+            f"out_features={out_features}",
+        )
         self.in_features, self.out_features = int(in_features), int(out_features)
         self.n_trees, self.depth = int(n_trees), int(depth)
         self.gamma, self.backend = float(gamma), backend
@@ -247,11 +255,7 @@ class TreeEnsembleLayer(nn.Module):
         out : torch.Tensor of shape (n, out_features)
             The ensemble's output.
         """
-        if x.dim() != 2 or x.shape[1] != self.in_features:
-            raise ValueError(
-                f"TreeEnsembleLayer expects input of shape (n, {self.in_features}); "
-                f"got {tuple(x.shape)}."
-            )
+        check_layer_input("TreeEnsembleLayer", x, self.in_features)
         if self._use_conditional(x):
             dtype = x.dtype
             params = (self.weight.to(dtype), self.bias.to(dtype), self.leaf.to(dtype))
@@ -259,6 +263,13 @@ class TreeEnsembleLayer(nn.Module):
                 t.requires_grad for t in (x, *params)
             )
             return _ConditionalTEL.apply(x, *params, self.gamma, self._state, record)
+        check_memory(
+            "TreeEnsembleLayer",
+            ensemble_memory(self.n_trees, self.depth, self.in_features, self.out_features,
+                            dense_rows=x.shape[0]),
+            f"backend='dense', depth={self.depth}, n_trees={self.n_trees} on a batch "
+            f"of {x.shape[0]} rows (the conditional backend needs far less)",
+        )
         return tree_ensemble_dense(x, self.weight, self.bias, self.leaf, self.gamma)
 
     def extra_repr(self):

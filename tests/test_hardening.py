@@ -1,0 +1,359 @@
+"""Regression tests of issue 13: no crash, no silent garbage, clear errors.
+
+Each test failed on the code before the fix it guards (segfaults were run in
+a child process so that the suite survives them).
+"""
+
+import os
+import pickle
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import sklearn_difftrees as sd
+from sklearn_difftrees._core._memory import ENV_VAR, MemoryLimitError, check_memory, memory_limit
+from sklearn_difftrees._core.tree import ObliqueTree
+from sklearn_difftrees._core.validation import fit_standardizer
+
+FAST = dict(max_iter=3, random_state=0)
+
+
+def _data(n=120, p=4, seed=0):
+    rng = np.random.RandomState(seed)
+    X = rng.randn(n, p)
+    return X, X[:, 0] - X[:, 1] + 0.1 * rng.randn(n), (X[:, 0] > 0).astype(int)
+
+
+def _quiet(fn, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(*args, **kwargs)
+
+
+# ----------------------------------------------------------- 1. fitted arrays
+@pytest.fixture(scope="module")
+def fitted_dgt():
+    X, _, y = _data()
+    return _quiet(sd.DGTClassifier(max_depth=3, **FAST).fit, X, y), X
+
+
+def test_derived_sizes_are_read_only(fitted_dgt):
+    est, _ = fitted_dgt
+    with pytest.raises(AttributeError, match="derived from the arrays"):
+        est.tree_.max_depth = 20
+    for name in ("n_features", "n_outputs"):
+        with pytest.raises(AttributeError):
+            setattr(est.tree_, name, 3)
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda t: setattr(t, "weights", np.zeros((63, t.n_features))),
+        lambda t: setattr(t, "weights", np.zeros((5, t.n_features))),
+        lambda t: setattr(t, "bias", np.zeros(2)),
+        lambda t: setattr(t, "weights", np.asfortranarray(np.zeros((7, t.n_features)))),
+        lambda t: setattr(t, "weights", t.weights.astype(np.float32)),
+        lambda t: setattr(t, "value", np.zeros((3, 2))),
+        lambda t: setattr(t, "weights", np.full_like(t.weights, np.nan)),
+    ],
+)
+def test_edited_oblique_tree_raises_instead_of_crashing(fitted_dgt, edit):
+    est, X = fitted_dgt
+    est = pickle.loads(pickle.dumps(est))
+    edit(est.tree_)
+    for method in (est.predict, est.apply, est.decision_path):
+        with pytest.raises(ValueError, match="Inconsistent fitted ObliqueTree"):
+            method(X)
+
+
+def test_hand_made_oblique_pickle_is_validated(fitted_dgt):
+    est, _ = fitted_dgt
+    state = est.tree_.__getstate__()
+    state["weights"] = state["weights"][:3]  # depth 2 weights, depth 3 bias
+    tree = ObliqueTree.__new__(ObliqueTree)
+    with pytest.raises(ValueError):
+        tree.__setstate__(state)
+
+
+def test_edit_that_used_to_segfault_runs_in_child():
+    # The reported crash: max_depth raised above the arrays. Run in a child
+    # so that a regression fails this test instead of killing the suite.
+    code = textwrap.dedent(
+        """
+        import numpy as np, warnings
+        warnings.simplefilter("ignore")
+        import sklearn_difftrees as sd
+        X = np.random.RandomState(0).randn(60, 3); y = (X[:, 0] > 0).astype(int)
+        est = sd.DGTClassifier(max_depth=2, max_iter=2, random_state=0).fit(X, y)
+        for edit in ("max_depth", "weights"):
+            try:
+                if edit == "max_depth":
+                    est.tree_.max_depth = 20
+                else:
+                    est.tree_.weights = np.zeros((2**20 - 1, 1))
+                est.predict(X)
+            except (AttributeError, ValueError):
+                pass
+        print("survived")
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    assert out.returncode == 0 and "survived" in out.stdout, out.stderr[-2000:]
+
+
+def test_edited_polytope_tree_raises():
+    X, _, y = _data()
+    est = _quiet(sd.ConvexPolytopeTreeClassifier(max_depth=2, max_iter=3, random_state=0).fit, X, y)
+    tree = est.tree_
+    ptr = tree.facet_ptr.copy()
+    ptr[-1] += 1000  # facet rows that do not exist
+    tree.facet_ptr = ptr
+    with pytest.raises(ValueError, match="PolytopeTree"):
+        est.predict(X)
+    with pytest.raises(AttributeError):
+        tree.max_depth = 9
+
+
+def test_edited_tel_arrays_raise():
+    X, _, y = _data()
+    est = _quiet(sd.TreeEnsembleLayerClassifier(n_trees=3, max_depth=3, **FAST).fit, X, y)
+    est.weights_ = est.weights_[:, :3]  # depth-2 splits, depth-3 leaves
+    with pytest.raises(ValueError, match="Inconsistent fitted tree ensemble"):
+        est.predict(X)
+
+
+# ----------------------------------------------------------- 3. huge values
+@pytest.mark.parametrize("cls", [sd.DGTRegressor, sd.LatentTreeRegressor,
+                                 sd.TreeEnsembleLayerRegressor])
+def test_huge_inputs_and_targets(cls):
+    X, y, _ = _data(200)
+    base = _quiet(cls(**FAST).fit, X, y)
+    big_x = _quiet(cls(**FAST).fit, X * 1e200, y)
+    pred = big_x.predict(X * 1e200)
+    assert np.isfinite(pred).all()
+    # Not a constant predictor: the standardization saw the spread.
+    assert np.std(pred) > 0.1 * np.std(base.predict(X))
+    big_y = _quiet(cls(**FAST).fit, X, y * 1e155)
+    pred = big_y.predict(X)
+    assert np.isfinite(pred).all() and np.std(pred / 1e155) > 0
+
+
+def test_standardizer_is_scale_free():
+    X, _, _ = _data(50)
+    w = np.ones(50)
+    m1, s1 = fit_standardizer(X, w)
+    m2, s2 = fit_standardizer(X * 1e200, w)
+    m3, s3 = fit_standardizer(X * 1e-200, w)
+    np.testing.assert_allclose(m2 / 1e200, m1, rtol=1e-12)
+    np.testing.assert_allclose(s2 / 1e200, s1, rtol=1e-12)
+    np.testing.assert_allclose(s3 / 1e-200, s1, rtol=1e-12)
+
+
+# ------------------------------------------------------- 4. NaN into layers
+def test_tree_ensemble_layer_rejects_nan():
+    layer = sd.TreeEnsembleLayer(3, 1, n_trees=2, depth=2)
+    x = torch.randn(5, 3)
+    x[2, 1] = float("nan")
+    for backend in ("conditional", "dense"):
+        layer.backend = backend
+        with pytest.raises(ValueError, match="NaN or infinite"):
+            layer(x)
+
+
+# ------------------------------------------- 5. in-place edit before backward
+def test_tel_conditional_backward_sees_in_place_edits():
+    torch.manual_seed(0)
+    layer = sd.TreeEnsembleLayer(3, 2, n_trees=2, depth=2, backend="conditional")
+    out = layer(torch.randn(8, 3)).sum()
+    with torch.no_grad():
+        layer.weight.mul_(2.0)
+    with pytest.raises(RuntimeError, match="inplace"):
+        out.backward()
+
+
+# ---------------------------------------------------------- 6. divergence
+@pytest.mark.parametrize("cls", [sd.DGTRegressor, sd.LatentTreeRegressor,
+                                 sd.TreeEnsembleLayerRegressor])
+@pytest.mark.parametrize("early_stopping", [True, False])
+def test_divergence_raises(cls, early_stopping):
+    X, y, _ = _data(200)
+    est = cls(learning_rate=1e6, max_iter=6, early_stopping=early_stopping, random_state=0)
+    with pytest.raises(FloatingPointError, match="learning_rate"):
+        _quiet(est.fit, X, y)
+
+
+@pytest.mark.parametrize("cls", [sd.DGTBanditRegressor, sd.DGTBanditClassifier])
+def test_bandit_divergence_raises_and_keeps_last_good_state(cls):
+    X, y, yc = _data(200)
+    target = yc if cls is sd.DGTBanditClassifier else y
+    with pytest.raises(FloatingPointError, match="learning_rate"):
+        _quiet(cls(learning_rate=1e6, random_state=0).fit, X, target)
+
+
+def test_default_fits_do_not_trip_divergence(bundled):
+    X, y = bundled("pima", n_max=300)
+    for est in (sd.LatentTreeClassifier(max_iter=5, random_state=0),
+                sd.TreeEnsembleLayerClassifier(max_iter=5, random_state=0)):
+        _quiet(est.fit, X, y)
+
+
+# --------------------------------------------------------------- 7. memory
+def test_memory_limit_parsing(monkeypatch):
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    assert memory_limit() == 4 * 2**30
+    monkeypatch.setenv(ENV_VAR, "512MiB")
+    assert memory_limit() == 512 * 2**20
+    monkeypatch.setenv(ENV_VAR, "2GB")
+    assert memory_limit() == 2 * 10**9
+    monkeypatch.setenv(ENV_VAR, "none")
+    assert memory_limit() is None
+    check_memory("x", 1e30, "anything")
+    monkeypatch.setenv(ENV_VAR, "lots")
+    with pytest.raises(ValueError, match=ENV_VAR):
+        memory_limit()
+
+
+def test_configurations_beyond_the_limit_raise_before_allocating(monkeypatch):
+    monkeypatch.delenv(ENV_VAR, raising=False)
+    X, _, y = _data(50)
+    with pytest.raises(MemoryLimitError, match="max_depth=24"):
+        sd.TreeEnsembleLayerClassifier(max_depth=24, max_iter=1).fit(X, y)
+    with pytest.raises(MemoryLimitError, match=ENV_VAR):
+        sd.TreeEnsembleLayer(20, 1, n_trees=20, depth=20)
+    with pytest.raises(MemoryLimitError):
+        sd.LatentTreeLayer(20, max_depth=30)
+    # The limit is overridable.
+    monkeypatch.setenv(ENV_VAR, "1MiB")
+    with pytest.raises(MemoryLimitError):
+        sd.TreeEnsembleLayer(20, 1, n_trees=20, depth=8)
+    assert issubclass(MemoryLimitError, MemoryError) and issubclass(MemoryLimitError, ValueError)
+
+
+def test_tel_node_statistics_match_dense_oracle():
+    from sklearn_difftrees.tel._classes import _node_statistics
+    from sklearn_difftrees.tel._kernels import smooth_step
+
+    rng = np.random.RandomState(0)
+    Z = rng.randn(300, 3)
+    W, b, O = rng.randn(4, 15, 3), 0.5 * rng.randn(4, 15), rng.randn(4, 16, 2)
+    for gamma in (0.5, 2.0, 6.0):
+        s = smooth_step(np.einsum("np,tip->nti", Z, W) + b, gamma)
+        prob = np.ones((300, 4, 31))
+        for node in range(15):
+            prob[:, :, 2 * node + 1] = prob[:, :, node] * (1 - s[:, :, node])
+            prob[:, :, 2 * node + 2] = prob[:, :, node] * s[:, :, node]
+        reached = prob > 0
+        soft = (((s > 0) & (s < 1)) & reached[:, :, :15]).sum(0)
+        soft = soft / np.maximum(reached.sum(0)[:, :15], 1)
+        got = _node_statistics(Z, W, b, O, gamma, max_entries=200)
+        np.testing.assert_allclose(got[0], reached.mean(0), atol=1e-12)
+        np.testing.assert_allclose(got[1], prob.mean(0), atol=1e-12)
+        np.testing.assert_allclose(got[2], soft, atol=1e-12)
+
+
+# ------------------------------------------------------------ 8. clear errors
+@pytest.mark.parametrize("cls", [sd.DGTClassifier, sd.LatentTreeClassifier,
+                                 sd.TreeEnsembleLayerClassifier])
+def test_warm_start_with_other_features(cls):
+    X, _, y = _data()
+    est = _quiet(cls(warm_start=True, **FAST).fit, X, y)
+    with pytest.raises(ValueError, match="warm_start=True"):
+        est.fit(X[:, :3], y)
+
+
+def test_layer_arguments_and_inputs():
+    for kwargs in ({"in_features": 0}, {"in_features": 3.5}, {"max_depth": 2.0},
+                   {"max_depth": 0}, {"in_features": True}):
+        args = {"in_features": 3, "max_depth": 2, **kwargs}
+        with pytest.raises(ValueError, match="must be an integer"):
+            sd.LatentTreeLayer(**args)
+    with pytest.raises(ValueError, match="must be an integer"):
+        sd.TreeEnsembleLayer(3.0, 1)
+    layer = sd.LatentTreeLayer(3, max_depth=2)
+    with pytest.raises(ValueError, match=r"shape \(n, 3\)"):
+        layer(torch.randn(3))
+    with pytest.raises(ValueError, match="NaN"):
+        layer(torch.full((4, 3), float("nan")))
+
+
+# ------------------------------------------------- 9. feature names (pandas)
+@pytest.mark.parametrize("cls", [sd.LatentTreeClassifier, sd.LatentTreeClusterer])
+def test_latent_tree_dataframe_fit_does_not_warn(cls):
+    pd = pytest.importorskip("pandas")
+    X, _, y = _data()
+    df = pd.DataFrame(X, columns=list("abcd"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = cls(**FAST)
+        est.fit(df, y) if cls is sd.LatentTreeClassifier else est.fit(df)
+        est.predict(df)
+    assert not [w for w in caught if "feature names" in str(w.message)]
+
+
+# ------------------------------------------------ 10. target_features masks
+def test_clusterer_target_features_mask():
+    X, _, _ = _data()
+    mask = np.array([False, True, False, True])
+    a = _quiet(sd.LatentTreeClusterer(target_features=mask, **FAST).fit, X)
+    b = _quiet(sd.LatentTreeClusterer(target_features=[1, 3], **FAST).fit, X)
+    np.testing.assert_array_equal(a._targets, [1, 3])
+    np.testing.assert_allclose(a.tree_.weights, b.tree_.weights)
+    with pytest.raises(ValueError, match="boolean target_features mask"):
+        sd.LatentTreeClusterer(target_features=mask[:3], **FAST).fit(X)
+    with pytest.raises(ValueError, match="integer column indices"):
+        sd.LatentTreeClusterer(target_features=[1.5], **FAST).fit(X)
+
+
+# ----------------------------------------------- 11. near-constant features
+def test_near_constant_feature_warns_and_keeps_n_features():
+    X, _, y = _data()
+    X[:, 2] = 1.0 + 1e-15 * np.arange(X.shape[0])
+    with pytest.warns(UserWarning, match=r"column\(s\) 2"):
+        est = sd.DGTClassifier(**FAST).fit(X, y)
+    assert est.n_features_in_ == 4
+    assert est.predict(X).shape == (X.shape[0],)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        X[:, 2] = 7.0  # exactly constant: no information, no warning
+        fit_standardizer(X, np.ones(X.shape[0]))
+
+
+def test_tiny_scale_features_are_not_dropped():
+    X, _, _ = _data(50)
+    _, scale = fit_standardizer(X * 1e-20, np.ones(50))
+    np.testing.assert_allclose(scale, X.std(0) * 1e-20, rtol=1e-10)
+
+
+# ------------------------------------------------------------- 12. PAV ties
+def test_latent_tree_backends_share_the_tie_rule():
+    from sklearn_difftrees.latent_tree._torch import tree_isotonic
+
+    # lam = 0: a single-node group's value is clip(max v, 0, 1), so the row
+    # holding the max sits exactly at v == a; v == 0 and a == 1 ties too.
+    q = torch.tensor(
+        [[0.5, -0.2, 0.1, -0.5, 0.0, 0.3, -0.1],
+         [0.5, 0.1, -0.5, 0.2, -0.5, 0.0, 0.6],
+         [0.5, -0.5, 0.1, -0.5, 0.0, 0.3, -0.5]],
+        dtype=torch.float64,
+    )
+    rng = np.random.RandomState(0)
+    ga = torch.from_numpy(rng.randn(7))
+    gz = torch.from_numpy(rng.randn(3, 7))
+    for lam in (0.0, 0.5):
+        grads, values = [], []
+        for backend in ("kernel", "torch"):
+            qq = q.clone().requires_grad_(True)
+            a, z = tree_isotonic(qq, lam, backend)
+            ((a * ga).sum() + (z * gz).sum()).backward()
+            grads.append(qq.grad.numpy())
+            values.append((a.detach().numpy(), z.detach().numpy()))
+        np.testing.assert_allclose(values[0][0], values[1][0], atol=1e-12)
+        np.testing.assert_allclose(values[0][1], values[1][1], atol=1e-12)
+        np.testing.assert_allclose(grads[0], grads[1], atol=1e-12)
