@@ -6,6 +6,7 @@ by default, to reconstruct every feature from the traversal ``z`` alone);
 the pruned tree it learns is the hierarchy, its leaves are the clusters.
 """
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -289,7 +290,10 @@ class LatentTreeClusterer(ClusterMixin, _PrunedTreeMixin, BaseObliqueTree):
         self.loss_curve_ = reg.loss_curve_
         self.validation_scores_ = reg.validation_scores_
 
-        nodes = _PrunedTreeMixin.apply(self, X)
+        with warnings.catch_warnings():
+            # X is fit's validated array: it has no feature names by design.
+            warnings.filterwarnings("ignore", message="X does not have valid feature names")
+            nodes = _PrunedTreeMixin.apply(self, X)
         self.cluster_nodes_ = np.unique(nodes)
         self.n_clusters_ = int(self.cluster_nodes_.size)
         self.labels_ = np.searchsorted(self.cluster_nodes_, nodes)

@@ -133,15 +133,16 @@ class _BaseNonGreedy(BaseObliqueTree):
         )
         Y, sample_weight, n_out = self._prepare_target(y, sample_weight, False)
         self._n_leaf_outputs = n_out
-        # Splits, leaves, their gradients, momentum, best copy and the fitted
-        # tree (float64, ~8 copies), plus a few per-node vectors per row batch.
-        n_int = 2**self.max_depth - 1
-        check_memory(
-            type(self).__name__,
-            64 * (n_int * (X.shape[1] + 1) + (n_int + 1) * n_out)
-            + 8 * 4 * (2 * n_int + 1) * min(X.shape[0], self.batch_size),
-            f"max_depth={self.max_depth}, {X.shape[1]} features",
-        )
+        if self.max_depth != "auto":
+            # Splits, leaves, their gradients, momentum, best copy and the fitted
+            # tree (float64, ~8 copies), plus a few per-node vectors per batch.
+            n_int = 2**self.max_depth - 1
+            check_memory(
+                type(self).__name__,
+                64 * (n_int * (X.shape[1] + 1) + (n_int + 1) * n_out)
+                + 8 * 4 * (2 * n_int + 1) * min(X.shape[0], self.batch_size),
+                f"max_depth={self.max_depth}, {X.shape[1]} features",
+            )
         if not is_classifier(self):
             Y = Y.astype(np.float64)
         self._feature_mean, self._feature_scale = fit_standardizer(X, sample_weight)
