@@ -28,7 +28,7 @@ try:  # hypothesis profiles of tests/test_fuzz.py (see docs/reliability.md)
     from hypothesis import settings
 
     # ci (default): a few derandomized examples per test, fast and repeatable.
-    settings.register_profile("ci", max_examples=4, deadline=None, derandomize=True,
+    settings.register_profile("ci", max_examples=25, deadline=None, derandomize=True,
                               print_blob=True)
     # deep: HYPOTHESIS_PROFILE=deep pytest tests/test_fuzz.py (random, many examples).
     settings.register_profile("deep", max_examples=150, deadline=None, print_blob=True)

@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from scipy import sparse
 
@@ -145,12 +145,14 @@ def test_estimators_fail_clearly_or_predict_finite(name, data):
                 est.fit(Xin, y)
     except DOCUMENTED as exc:
         assert str(exc), "an exception without a message"
+        event(f"raised {type(exc).__name__}")
         return
     finally:
         # The user's array is never modified.
         if isinstance(X, np.ndarray) and layout not in ("pandas", "sparse"):
             np.testing.assert_array_equal(Xin, Xin_before)
     assert np.isfinite(np.asarray(X, dtype=float)).all(), "fit accepted NaN / inf"
+    event("fitted")
     if name == "LatentTreeClusterer":
         assert est.predict(Xin).shape == (X.shape[0],)
         return
