@@ -93,8 +93,16 @@ sphinx_gallery_conf = {
 
 
 def _report_gallery_time(app, exception):
-    if exception is None:
-        print(f"docs: build finished in {time.perf_counter() - _gallery_start:.0f} s")
+    """Print the build time and the gallery's total execution time."""
+    if exception is not None:
+        return
+    print(f"docs: build finished in {time.perf_counter() - _gallery_start:.0f} s")
+    times = Path(app.srcdir) / "auto_examples" / "sg_execution_times.rst"
+    if times.is_file():
+        match = re.search(r"\*\*(\S+)\*\* total execution time for (\d+) files", times.read_text())
+        if match:
+            print(f"docs: gallery: {match.group(2)} examples, {match.group(1)} (mm:ss) "
+                  "of execution (examples unchanged since the last build are not re-run)")
 
 
 def setup(app):
