@@ -32,7 +32,7 @@ def _qualified(cls):
 
 
 def trusted_types():
-    """Types of sklearn_difftrees to pass as ``trusted`` to ``skops.io.load``.
+    """List the types of sklearn_difftrees to pass as ``trusted`` to ``skops.io.load``.
 
     Returns
     -------
