@@ -26,13 +26,18 @@ data = load_dataset("ecoli")
 cols = [data.feature_names.index("mcg"), data.feature_names.index("gvh")]
 X = data.data[:, cols]
 y = data.target
-X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)
+train_rows, test_rows = train_test_split(
+    np.arange(len(y)), test_size=0.3, stratify=y, random_state=0
+)
+X_tr, X_te, y_tr, y_te = X[train_rows], X[test_rows], y[train_rows], y[test_rows]
 
-cpt = ConvexPolytopeTreeClassifier(max_iter=40, random_state=0).fit(X_tr, y_tr)
+# A depth-2 polytope tree (its default depth is chosen on a validation split)
+# keeps the picture simple: three splits.
+cpt = ConvexPolytopeTreeClassifier(max_depth=2, max_iter=40, random_state=0).fit(X_tr, y_tr)
 cart = GridSearchCV(DecisionTreeClassifier(random_state=0), {"max_depth": range(1, 9)}, cv=3)
 cart.fit(X_tr, y_tr)
 print(f"ConvexPolytopeTree: accuracy {cpt.score(X_te, y_te):.3f}, "
-      f"{cpt.get_n_leaves()} leaves, facets per split {cpt.n_facets_.tolist()}")
+      f"{cpt.get_n_leaves()} leaves, facets per split {cpt.n_facets_[cpt.n_facets_ > 0].tolist()}")
 print(f"CART (depth {cart.best_params_['max_depth']}): accuracy {cart.score(X_te, y_te):.3f}, "
       f"{cart.best_estimator_.get_n_leaves()} leaves")
 
@@ -50,5 +55,22 @@ ax2.set_title(f"CART, depth tuned ({cart.best_estimator_.get_n_leaves()} leaves)
 for ax in (ax1, ax2):
     ax.set_xlabel("mcg")
 ax1.set_ylabel("gvh")
+fig.tight_layout()
+plt.show()
+
+# %%
+# A model fitted on all seven features can be looked at on any 2-D slice:
+# the two drawn features vary, the others are held at ``values`` (by default
+# their training medians). The boundaries are those of the full model where
+# the slice crosses them.
+cpt7 = ConvexPolytopeTreeClassifier(max_iter=40, random_state=0)
+cpt7.fit(data.data[train_rows], y[train_rows])
+print(f"ConvexPolytopeTree on all 7 features: accuracy "
+      f"{cpt7.score(data.data[test_rows], y[test_rows]):.3f}, {cpt7.get_n_leaves()} leaves")
+fig, ax = plt.subplots(figsize=(5.5, 4.5))
+plot_polytope_regions(cpt7, data.data[test_rows], y[test_rows], features=cols, ax=ax)
+ax.set_xlabel("mcg")
+ax.set_ylabel("gvh")
+ax.set_title("7-feature model, others at their training medians")
 fig.tight_layout()
 plt.show()

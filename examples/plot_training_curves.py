@@ -14,7 +14,6 @@ training-set sizes.
 """
 
 import matplotlib.pyplot as plt
-import numpy as np
 from sklearn.model_selection import train_test_split
 
 from sklearn_difftrees import (
@@ -23,6 +22,7 @@ from sklearn_difftrees import (
     LatentTreeClassifier,
     NonGreedyObliqueTreeClassifier,
     TreeEnsembleLayerClassifier,
+    plot_training_history,
 )
 from sklearn_difftrees.datasets import load_dataset
 
@@ -45,24 +45,16 @@ for name, model in models.items():
           f"{model.best_validation_score_:.3f}   test accuracy {model.score(X_te, y_te):.3f}")
 
 # %%
-# The loss is each family's own training objective (cross-entropy for most,
-# the surrogate bound for the non-greedy tree, the conditional entropy of the
-# refinement for polytope trees, whose validation score is minus that
-# entropy), so compare shapes, not levels. The marker is the epoch whose
-# weights were kept.
-fig, axes = plt.subplots(2, len(models), figsize=(14, 5.2), sharex="col")
-for col, (name, model) in enumerate(models.items()):
-    loss = np.asarray(model.loss_curve_)
-    val = np.asarray(model.validation_scores_)
-    epochs = np.arange(1, len(loss) + 1)
-    axes[0, col].plot(epochs, loss, color="tab:blue")
-    axes[0, col].set_title(name)
-    axes[1, col].plot(np.arange(1, len(val) + 1), val, color="tab:green")
-    best = int(np.argmax(val))
-    axes[1, col].plot(best + 1, val[best], "o", color="k")
-    axes[1, col].set_xlabel("epoch")
-    axes[1, col].set_ylabel(
-        "minus validation entropy" if name == "ConvexPolytope" else "validation accuracy")
-axes[0, 0].set_ylabel("training loss")
+# :func:`~sklearn_difftrees.plot_training_history` draws one fit's record:
+# the training loss (left axis), the validation score (right axis) and the
+# epoch whose weights were kept. The loss is each family's own training
+# objective (cross-entropy for most, the surrogate bound for the non-greedy
+# tree, the conditional entropy of the refinement for polytope trees, whose
+# validation score is minus that entropy), so compare shapes, not levels.
+fig, axes = plt.subplots(2, 3, figsize=(14, 7.5))
+for ax, (name, model) in zip(axes.ravel(), models.items()):
+    plot_training_history(model, ax=ax)
+    ax.set_title(name)
+axes[-1, -1].axis("off")
 fig.tight_layout()
 plt.show()

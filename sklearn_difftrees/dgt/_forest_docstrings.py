@@ -70,7 +70,9 @@ _MEMBER_PARAMS_NOTE = """
 
 _DOC_FOREST_ATTRS = """
     estimators_ : list of {member}
-        The fitted members (torch-free).
+        The fitted members (torch-free). A classifier's members are fitted on
+        the class indices ``0 .. n_classes_ - 1``: their ``classes_`` index
+        the forest's ``classes_``.
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
