@@ -51,7 +51,7 @@ setup() {
     # are those of the last install into this venv and the kernels import.
     local stamp="$VENV/.sklearn_difftrees-${extras//,/-}.stamp"
     local want
-    want=$(cat pyproject.toml setup.py cython_src/* | sha1sum | cut -c1-16)
+    want=$(cat pyproject.toml setup.py cython_src/*.pyx cython_src/*.pxd | sha1sum | cut -c1-16)
     if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] \
         && "$py" -c "import torch, sklearn_difftrees._kernels._routing" 2>/dev/null; then
         return
