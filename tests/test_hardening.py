@@ -189,6 +189,15 @@ def test_divergence_raises(cls, early_stopping):
         _quiet(est.fit, X, y)
 
 
+def test_forest_divergence_raises():
+    # The batched forest trainer measures divergence against each member's
+    # untrained validation loss too.
+    X, y, _ = _data(200)
+    est = sd.DGTForestRegressor(n_estimators=2, learning_rate=1e6, max_iter=6, random_state=0)
+    with pytest.raises(FloatingPointError, match="learning_rate"):
+        _quiet(est.fit, X, y)
+
+
 @pytest.mark.parametrize("cls", [sd.DGTBanditRegressor, sd.DGTBanditClassifier])
 def test_bandit_divergence_raises_and_keeps_last_good_state(cls):
     X, y, yc = _data(200)

@@ -217,6 +217,11 @@ def train_batched(
     histories = [None] * T
 
     full = {k: v.detach() for k, v in params.items()}  # every member, the results
+    if has_val:  # the untrained members' validation losses: divergence references
+        with torch.no_grad():
+            out = forward(full, Xv, val_mask)
+        for i, (Xi, Yi, wi) in enumerate(val):
+            monitors[i].reference(float((loss_fn(out[i, : n_val[i]], Yi) * wi).sum() / wi.sum()))
     best = {k: v.clone() for k, v in full.items()} if has_val else None
     improved_once = np.zeros(T, dtype=bool)
     active = np.arange(T)  # the members still training, positions in `full`
