@@ -242,9 +242,12 @@ def main(argv=None):
 
     warnings.filterwarnings("ignore", category=ConvergenceWarning)
     env = environment_line()
-    command = "python benchmarks/bench_scaling.py " + " ".join(
-        a for a in (argv if argv is not None else sys.argv[1:])
-        if not a.startswith(("--out", "--markdown")))
+    shown, skip = [], False  # the command without its output paths
+    for a in argv if argv is not None else sys.argv[1:]:
+        if not skip and not a.startswith(("--out", "--markdown")):
+            shown.append(a)
+        skip = a in ("--out", "--markdown")
+    command = "python benchmarks/bench_scaling.py " + " ".join(shown)
     parts = [f"Produced by `{command.strip()}`; {env}.", ""]
     sections = args.sections.split(",")
     if "forest" in sections:
