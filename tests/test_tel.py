@@ -353,8 +353,11 @@ def test_bad_input_is_refused():
         clf.predict(X[:, :3])
     with pytest.raises(ValueError):
         TreeEnsembleLayerClassifier(gamma=0.0).fit(X, y)
+    # warm_start continues only a fit that kept its state (warm_start=True at
+    # that fit; otherwise the weights are dropped and the next fit is fresh).
+    _fit_quiet(clf.set_params(warm_start=True), X, y)
     with pytest.raises(ValueError, match="warm_start"):
-        _fit_quiet(clf.set_params(warm_start=True, n_trees=4), X, y)
+        _fit_quiet(clf.set_params(n_trees=4), X, y)
 
 
 def test_export_text_shows_every_tree():
