@@ -8,27 +8,17 @@ code path as the CPU (same training loop, same hard tree at the end); the
 scores differ only by floating-point reduction order. Without CUDA it prints
 that it skipped (exit 0), so ``--smoke`` runs anywhere.
 
-    python benchmarks/bench_gpu.py [--out FILE]
+    python benchmarks/bench_gpu.py [--out FILE] [--markdown docs/benchmarks.md]
 """
 
 import argparse
-import subprocess
 import sys
 import time
 import warnings
 
 from _common import markdown_table, write_out
 
-
-def cpu_model():
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown CPU"
-    for line in out.splitlines():
-        if line.startswith("Model name:"):
-            return line.split(":", 1)[1].strip()
-    return "unknown CPU"
+from sklearn_difftrees._provenance import cpu_model
 
 
 def families():
@@ -98,6 +88,8 @@ def main(argv=None):
     parser.add_argument("--smoke", action="store_true", help="same run (it is small); "
                         "skips without CUDA")
     parser.add_argument("--out", default=None, help="write the markdown table here")
+    parser.add_argument("--markdown", default=None, metavar="FILE",
+                        help="rewrite the bench_gpu section of FILE (docs/benchmarks.md)")
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore")
     import torch
@@ -123,6 +115,10 @@ def main(argv=None):
     print()
     print(text)
     write_out(args.out, text)
+    if args.markdown:
+        from sklearn_difftrees._provenance import replace_marked_section
+
+        replace_marked_section(args.markdown, "bench_gpu", text)
     return 0
 
 
