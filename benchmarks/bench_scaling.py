@@ -36,6 +36,8 @@ and the date.
 """
 
 import argparse
+import contextlib
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -151,10 +153,11 @@ def _families():
     }
 
 
-def _synthetic(n, seed=0):
+def _synthetic(n, seed=0, n_features=50):
     from sklearn.datasets import make_classification
 
-    return make_classification(n, 50, n_informative=20, n_classes=3, random_state=seed)
+    return make_classification(n, n_features, n_informative=min(20, n_features // 2),
+                               n_classes=3, random_state=seed)
 
 
 def rows_section(args):
@@ -179,6 +182,22 @@ def rows_section(args):
             + markdown_table(headers, table) + "\n")
 
 
+@contextlib.contextmanager
+def _memory_limit(value):
+    """Set ``SKLEARN_DIFFTREES_MAX_MEMORY`` for the block, then restore it."""
+    from sklearn_difftrees._core._memory import ENV_VAR
+
+    old = os.environ.get(ENV_VAR)
+    os.environ[ENV_VAR] = value
+    try:
+        yield
+    finally:
+        if old is None:
+            del os.environ[ENV_VAR]
+        else:
+            os.environ[ENV_VAR] = old
+
+
 def ratios_section(args):
     import sklearn_difftrees as sd
 
@@ -194,16 +213,20 @@ def ratios_section(args):
         print(f"  NonGreedy depth 12 {inference}: {timer.seconds:.1f} s", flush=True)
     table.append([f"NonGreedy, max_depth=12, {args.ng_rows:,} rows", "exact / fast",
                   f"{t['exact']:.1f} / {t['fast']:.1f}", f"{t['exact'] / t['fast']:.1f}x"])
-    X, y = _synthetic(args.tel_rows, seed=2)
+    # 20 features, the setting of issue 15. The dense backend's memory
+    # estimate assumes validation chunks of 8192 rows (4.4 GiB here, above the
+    # default limit of docs/reliability.md); these runs are far smaller, so the
+    # documented override lifts the limit for this comparison only.
+    X, y = _synthetic(args.tel_rows, seed=2, n_features=20)
     t = {}
     for backend in ("dense", "conditional", "auto"):
-        with Timer() as timer:
+        with Timer() as timer, _memory_limit("none"):
             sd.TreeEnsembleLayerClassifier(n_trees=10, max_depth=10, gamma=1.0, max_iter=20,
                                            early_stopping=False, backend=backend,
                                            device="cpu", random_state=0).fit(X, y)
         t[backend] = timer.seconds
         print(f"  TEL depth 10 {backend}: {timer.seconds:.1f} s", flush=True)
-    table.append([f"TEL, 10 trees, depth 10, gamma 1, 20 epochs, {args.tel_rows:,} rows",
+    table.append([f"TEL, 10 trees, depth 10, gamma 1, 20 epochs, {args.tel_rows:,} x 20",
                   "dense / conditional (auto)",
                   f"{t['dense']:.1f} / {t['conditional']:.1f} ({t['auto']:.1f})",
                   f"{t['dense'] / t['conditional']:.1f}x"])
