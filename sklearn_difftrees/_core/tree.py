@@ -26,7 +26,7 @@ from .._kernels._routing import _apply_oblique, _path_oblique
 from . import topology
 from ._guard import check_fitted_arrays
 
-__all__ = ["FittedTree", "ObliqueTree", "check_route_input"]
+__all__ = ["FittedTree", "HeapTree", "ObliqueTree", "check_route_input"]
 
 
 class FittedTree(Protocol):
@@ -83,7 +83,57 @@ def check_route_input(X, n_features):
     return np.ascontiguousarray(X)
 
 
-class ObliqueTree:
+class HeapTree:
+    """What every fitted heap-order tree of the core's protocol shares.
+
+    Sizes are derived from the arrays, never stored beside them, so that an
+    edit cannot make them disagree (the kernels trust them). A subclass names
+    the array whose first axis has one row per potential internal node
+    (``_internal_array``), stores ``value`` and ``active``, and implements
+    ``_check_arrays`` (called before every kernel).
+    """
+
+    _internal_array = None
+
+    @property
+    def max_depth(self):
+        """Depth the arrays are sized for (``2**max_depth - 1`` internal rows)."""
+        return int(round(np.log2(np.shape(getattr(self, self._internal_array))[0] + 1)))
+
+    @max_depth.setter
+    def max_depth(self, value):
+        name = type(self).__name__
+        raise AttributeError(
+            f"{name}.max_depth is derived from the arrays; build a new {name} "
+            "to change the tree."
+        )
+
+    @property
+    def n_outputs(self):
+        """Number of values per node or leaf (columns of ``value``)."""
+        return int(np.shape(self.value)[1])
+
+    @property
+    def n_internal(self):
+        """Number of potential internal nodes, ``2**max_depth - 1``."""
+        return topology.n_internal(self.max_depth)
+
+    @property
+    def node_count(self):
+        """Number of active nodes (internal nodes and leaves)."""
+        return int(self.active.sum())
+
+    @property
+    def depth(self):
+        """Depth of the deepest active node."""
+        return int(topology.node_depth(np.flatnonzero(self.active)).max())
+
+    def _check_input(self, X):
+        self._check_arrays()
+        return check_route_input(X, self.n_features)
+
+
+class ObliqueTree(HeapTree):
     """Complete oblique binary tree with hard routing.
 
     Parameters
@@ -169,19 +219,7 @@ class ObliqueTree:
         return cls(raw, np.asarray(bias, dtype=np.float64) - weights @ (mean / scale), value)
 
     # ------------------------------------------------------------------ sizes
-    # Sizes are derived from the arrays, never stored beside them, so that an
-    # edit cannot make them disagree (the kernels trust them).
-    @property
-    def max_depth(self):
-        """Depth of the complete tree (from the shape of ``weights``)."""
-        return int(round(np.log2(np.shape(self.weights)[0] + 1)))
-
-    @max_depth.setter
-    def max_depth(self, value):
-        raise AttributeError(
-            "ObliqueTree.max_depth is derived from the arrays; build a new "
-            "ObliqueTree(weights, bias, value) to change the tree."
-        )
+    _internal_array = "weights"
 
     @property
     def n_features(self):
@@ -189,35 +227,11 @@ class ObliqueTree:
         return int(np.shape(self.weights)[1])
 
     @property
-    def n_outputs(self):
-        """Number of values per leaf (columns of ``value``)."""
-        return int(np.shape(self.value)[1])
-
-    @property
-    def n_internal(self):
-        """Number of internal (split) nodes of the complete tree, ``2**max_depth - 1``."""
-        return topology.n_internal(self.max_depth)
-
-    @property
-    def node_count(self):
-        """Number of active nodes (internal nodes and leaves)."""
-        return int(self.active.sum())
-
-    @property
     def n_leaves(self):
         """Number of active leaves."""
         return int(self.active[self.n_internal :].sum())
 
-    @property
-    def depth(self):
-        """Depth of the deepest active leaf."""
-        return int(topology.node_depth(np.flatnonzero(self.active)).max())
-
     # ---------------------------------------------------------------- routing
-    def _check_input(self, X):
-        self._check_arrays()
-        return check_route_input(X, self.n_features)
-
     def _check_arrays(self):
         """The fitted arrays agree with each other (before every kernel call)."""
         w = self.weights

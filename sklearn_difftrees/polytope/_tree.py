@@ -30,14 +30,14 @@ from scipy import sparse
 
 from .._core import topology
 from .._core._guard import check_fitted_arrays
-from .._core.tree import check_route_input
+from .._core.tree import HeapTree
 from .._kernels._routing import _apply_polytope, _path_polytope, _polytope_scores
 from ._export import polytope_view
 
 __all__ = ["PolytopeTree"]
 
 
-class PolytopeTree:
+class PolytopeTree(HeapTree):
     """Binary tree with convex-polytope splits and hard routing.
 
     Parameters
@@ -140,32 +140,12 @@ class PolytopeTree:
 
     # ------------------------------------------------------------------ sizes
     # Derived from the arrays, never stored beside them (the kernels trust them).
-    @property
-    def max_depth(self):
-        """Number of levels the arrays are sized for (from ``is_split``)."""
-        return int(round(np.log2(np.shape(self.is_split)[0] + 1)))
-
-    @max_depth.setter
-    def max_depth(self, value):
-        raise AttributeError(
-            "PolytopeTree.max_depth is derived from the arrays; build a new "
-            "PolytopeTree to change the tree."
-        )
+    _internal_array = "is_split"
 
     @property
     def n_features(self):
         """Number of input features (columns of ``facet_coef``)."""
         return int(np.shape(self.facet_coef)[1])
-
-    @property
-    def n_outputs(self):
-        """Number of values per node (columns of ``value``)."""
-        return int(np.shape(self.value)[1])
-
-    @property
-    def n_internal(self):
-        """Number of potential internal nodes (``2**max_depth - 1``)."""
-        return self.is_split.shape[0]
 
     @property
     def is_leaf(self):
@@ -183,25 +163,11 @@ class PolytopeTree:
         return np.diff(self.facet_ptr)
 
     @property
-    def node_count(self):
-        """Number of active nodes (splits and leaves)."""
-        return int(self.active.sum())
-
-    @property
     def n_leaves(self):
         """Number of leaves that training samples reach."""
         return int((self.active & self.is_leaf).sum())
 
-    @property
-    def depth(self):
-        """Depth of the deepest active node."""
-        return int(topology.node_depth(np.flatnonzero(self.active)).max())
-
     # ---------------------------------------------------------------- routing
-    def _check_input(self, X):
-        self._check_arrays()
-        return check_route_input(X, self.n_features)
-
     def _check_arrays(self):
         """The fitted arrays agree with each other (before every kernel call)."""
         s = self.is_split
