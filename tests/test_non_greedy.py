@@ -16,7 +16,8 @@ from sklearn_difftrees import (
     ObliqueTree,
 )
 from sklearn_difftrees.non_greedy._lai import leaf_losses, loss_augmented_inference
-from sklearn_difftrees.non_greedy._train import cart_to_complete, leaf_targets, project_rows
+from sklearn_difftrees._core.greedy import cart_to_complete
+from sklearn_difftrees.non_greedy._train import leaf_targets, project_rows
 from _floors import SEEDS, split
 
 FAST = dict(max_depth=3, max_iter=5, random_state=0)
@@ -54,7 +55,7 @@ def test_cart_conversion_routes_like_cart(task, depth):
         y = X[:, 0] * 2.0 + (X[:, 1] > 2)
         cart = DecisionTreeRegressor(max_depth=depth).fit(X, y)
         loss, k = "squared", 1
-    W, b, leaf_node = cart_to_complete(cart, depth, X.shape[1], nu=4.0)
+    W, b, leaf_node = cart_to_complete(cart, depth, X.shape[1], norm=4.0)
     assert np.all(np.linalg.norm(np.c_[W, b], axis=1)[np.abs(W).sum(1) > 0] <= 4.0 + 1e-12)
     tree = ObliqueTree(W, b, np.zeros((2**depth, 1)))
     leaves = tree.apply(X) - tree.n_internal
@@ -334,7 +335,7 @@ def test_cv_depth_scores_are_the_deep_cart_cut_at_each_depth(task):
     """Oracle: per fold, the deep CART walked node by node down to depth d."""
     from sklearn.model_selection import KFold, StratifiedKFold
 
-    from sklearn_difftrees.non_greedy._train import cv_depth
+    from sklearn_difftrees._core.greedy import cv_depth
 
     rng = np.random.RandomState(0)
     X = rng.normal(size=(240, 4))

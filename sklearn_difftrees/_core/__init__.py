@@ -11,6 +11,8 @@
   over one tree view (:mod:`._tree_view`; rendered by :mod:`._render` and
   :mod:`._tree_plot`), found through the estimator's or the tree's
   ``_tree_view`` hook; :mod:`.training_plot` — ``plot_training_history``;
+* :mod:`.greedy` — greedy (CART) starts embedded in a complete tree, and
+  depths chosen by cross-validating CART;
 * :mod:`._progress` — the progress display of every long fit (``verbose``).
 
 The core knows no method: no module here imports a method subpackage.

@@ -12,10 +12,11 @@ from .._compat import Interval, RealNotInt, StrOptions, _fit_context
 from .._core._guard import check_finite_model
 from .._core._memory import check_memory
 from .._core.base import BaseObliqueTree, TreeClassifierMixin, TreeRegressorMixin
+from .._core.greedy import cart_to_complete, cv_depth
 from .._core.onnx_graph import hard_tree_outputs
 from .._core.tree import ObliqueTree
 from .._core.validation import check_fit_data, fit_standardizer, validation_split
-from ._train import cart_to_complete, co2_tree, cv_depth, leaf_targets, sgd
+from ._train import co2_tree, leaf_targets, sgd
 
 #: Deepest tree ``max_depth="auto"`` considers.
 AUTO_MAX_DEPTH = 12
