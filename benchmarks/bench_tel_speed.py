@@ -27,6 +27,20 @@ Full run (on the bundled sets; ``--data-dir DIR`` adds others, e.g. twonorm)::
 Smoke run (< 60 s, bundled data)::
 
     python benchmarks/bench_tel_speed.py --smoke
+
+``--crossover`` measures instead where ``backend="auto"`` should switch: for
+a grid of ``in_features`` x depth x gamma (random standardized batches of 128
+rows, 20 trees, 3 outputs, the initial model), the CPU milliseconds of one
+forward + backward pass of each backend (best of 3 repeats), the reachable
+leaves, the backend the layer's cost model
+(:func:`sklearn_difftrees.tel._layer.backend_costs`) picks, how much slower
+that pick is than the faster backend, and the cost model refitted to this
+run's grid (relative least squares), to compare with the coefficients in the
+code::
+
+    python benchmarks/bench_tel_speed.py --crossover --markdown docs/benchmarks.md
+
+(``--markdown FILE`` replaces the block between the ``tel_crossover`` markers.)
 """
 
 import argparse
@@ -116,6 +130,70 @@ HEADERS = ["dataset", "depth", "reachable leaves / tree", "leaves", "conditional
            "dense / conditional (smooth-step)"]
 
 
+def crossover(features, depths, gammas, reps):
+    """Grid of one-pass times of both backends beside the cost model's pick."""
+    torch = single_thread()
+    from sklearn_difftrees.tel._layer import TreeEnsembleLayer, backend_costs
+
+    n_rows, n_trees, k = 128, 20, 3
+    rows, fit_rows = [], []
+    for p in features:
+        rng = np.random.RandomState(0)
+        X = torch.tensor(rng.randn(n_rows, p), dtype=torch.float32)
+        y = torch.tensor(rng.randint(0, k, n_rows))
+        for depth in depths:
+            for gamma in gammas:
+                ms = {}
+                for backend in ("dense", "conditional"):
+                    torch.manual_seed(0)
+                    layer = TreeEnsembleLayer(p, k, n_trees=n_trees, depth=depth, gamma=gamma,
+                                              backend=backend)
+
+                    def step():
+                        loss = torch.nn.functional.cross_entropy(layer(X), y)
+                        loss.backward()
+
+                    step()
+                    n_rep = max(reps, int(400 / 2**depth))
+                    best = np.inf
+                    for _ in range(3):
+                        t0 = time.process_time()
+                        for _ in range(n_rep):
+                            step()
+                        best = min(best, (time.process_time() - t0) / n_rep * 1e3)
+                    ms[backend] = best
+                    if backend == "conditional":
+                        leaves = layer.n_reachable_leaves
+                dense_pred, cond_pred = backend_costs(n_rows, n_trees, depth, p, leaves)
+                pick = "dense" if dense_pred < cond_pred else "conditional"
+                fastest = min(ms.values())
+                fit_rows.append((p, depth, leaves, ms["dense"], ms["conditional"]))
+                rows.append([
+                    p, depth, gamma, f"{leaves:.1f}", 2**depth, f"{ms['conditional']:.2f}",
+                    f"{ms['dense']:.2f}", f"{ms['dense'] / ms['conditional']:.2f}", pick,
+                    f"{ms[pick] / fastest:.2f}x", f"{ms['conditional'] / fastest:.2f}x",
+                ])
+                print(markdown_table(CROSS_HEADERS, rows[-1:]), flush=True)
+    return rows, _refit(fit_rows)
+
+
+def _refit(fit_rows):
+    """The cost model's coefficients, refitted to this run (relative least squares)."""
+    p, d, leaves, dense, cond = (np.array(c, dtype=float) for c in zip(*fit_rows))
+    r = leaves + d
+    A = np.c_[np.ones_like(p), r, r * p, 2.0**d * p]
+    c = np.linalg.lstsq(A / cond[:, None], np.ones_like(cond), rcond=None)[0]
+    B = np.c_[np.ones_like(p), 2.0**d, 2.0**d * p]
+    e = np.linalg.lstsq(B / dense[:, None], np.ones_like(dense), rcond=None)[0]
+    return ("refitted: conditional (" + ", ".join(f"{v:.3g}" for v in c) + "), dense ("
+            + ", ".join(f"{v:.3g}" for v in e) + ")")
+
+
+CROSS_HEADERS = ["in_features", "depth", "gamma", "reachable leaves / tree", "leaves",
+                 "conditional (ms)", "dense (ms)", "dense / conditional", "auto picks",
+                 "auto / fastest", "conditional / fastest"]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     add_data_dir_argument(parser)
@@ -124,9 +202,36 @@ def main():
     parser.add_argument("--depths", default="2,3,4,5,6,7,8,9,10")
     parser.add_argument("--epochs", type=int, default=50)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--crossover", action="store_true",
+                        help="time both backends over in_features x depth x gamma instead")
     parser.add_argument("--out")
+    parser.add_argument("--markdown", help="with --crossover: replace the tel_crossover block "
+                        "of this file")
     args = parser.parse_args()
     use_data_dir(args.data_dir)
+    if args.crossover:
+        small = args.smoke
+        features = [5, 50] if small else [5, 20, 50, 100, 200]
+        depths = [2, 4] if small else [2, 4, 6, 8]
+        gammas = [0.3, 20.0] if small else [0.3, 2.0, 20.0]
+        rows, refit = crossover(features, depths, gammas, reps=1 if small else 3)
+        slow = max(float(r[9][:-1]) for r in rows)
+        slow_cond = max(float(r[10][:-1]) for r in rows)
+        text = "\n".join([
+            "TEL backends, one forward + backward pass of 128 rows, 20 trees, 3 outputs "
+            f"(initial model){' (smoke)' if small else ''}", environment_line(), "",
+            markdown_table(CROSS_HEADERS, rows), "",
+            f"auto's pick is at most {slow:.2f}x the faster backend on this grid (always "
+            f"conditional: up to {slow_cond:.2f}x); {refit}.",
+        ])
+        print()
+        print(text)
+        write_out(args.out, text)
+        if args.markdown:
+            from sklearn_difftrees._provenance import replace_marked_section
+
+            replace_marked_section(args.markdown, "tel_crossover", text)
+        return
     if args.smoke:
         datasets, depths, epochs, max_rows = ["pima"], [2, 4, 6], 3, 500
     else:

@@ -231,6 +231,43 @@ def test_layer_backends_agree_and_validate():
             TreeEnsembleLayer(5, 3, **kwargs)
 
 
+def test_dense_pass_measures_reachable_leaves_like_the_conditional_one():
+    torch.manual_seed(2)
+    cond = TreeEnsembleLayer(6, 2, n_trees=3, depth=5, gamma=0.5, backend="conditional")
+    dense = TreeEnsembleLayer(6, 2, n_trees=3, depth=5, gamma=0.5, backend="dense")
+    dense.load_state_dict(cond.state_dict())
+    x = torch.randn(40, 6)
+    cond(x)
+    dense(x)
+    np.testing.assert_array_equal(cond._state["n_leaves"], dense._state["n_leaves"])
+    assert 1.0 <= dense.n_reachable_leaves < 32.0
+
+
+@pytest.mark.parametrize("wide", [False, True])
+def test_auto_backend_follows_the_cost_model(wide, monkeypatch):
+    # Sparse trees on narrow inputs: the conditional passes cost a few nodes per
+    # row. Every leaf reachable (a band far wider than the scores) on wide
+    # inputs: the conditional passes visit every node without BLAS, dense wins.
+    from sklearn_difftrees.tel._layer import backend_costs
+
+    p, gamma = (200, 1e4) if wide else (5, 0.05)
+    torch.manual_seed(0)
+    layer = TreeEnsembleLayer(p, 3, n_trees=20, depth=6, gamma=gamma)
+    used = []
+    real = layer._use_conditional
+    monkeypatch.setattr(layer, "_use_conditional", lambda x: used.append(real(x)) or used[-1])
+    x = torch.randn(128, p)
+    out = [layer(x) for _ in range(3)]
+    assert used[0] is True  # nothing measured yet: conditional, which measures
+    dense_ms, cond_ms = backend_costs(128, 20, 6, p, layer.n_reachable_leaves)
+    assert used[1:] == [not wide] * 2 and (dense_ms < cond_ms) == wide
+    torch.testing.assert_close(out[0], out[2], rtol=1e-5, atol=1e-5)  # same function
+    # A dense batch that would pass the memory limit keeps the conditional pass.
+    monkeypatch.setenv("SKLEARN_DIFFTREES_MAX_MEMORY", "1MiB")
+    layer(x)
+    assert used[-1] is True
+
+
 def test_trees_start_and_stay_different():
     torch.manual_seed(0)
     layer = TreeEnsembleLayer(4, 2, n_trees=5, depth=2)

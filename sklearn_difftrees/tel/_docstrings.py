@@ -19,9 +19,13 @@ _DOC_PARAMS = """
         How training evaluates the layer: ``"conditional"`` runs the compiled
         conditional forward/backward passes (CPU; cost proportional to the
         reachable nodes), ``"dense"`` evaluates every node with torch ops
-        (any device), ``"auto"`` picks conditional on the CPU and dense on a
-        GPU. Prediction always uses the compiled conditional pass, without
-        torch.
+        (any device), ``"auto"`` uses dense on a GPU and, on the CPU, before
+        every pass the backend a cost model predicts faster for the depth,
+        the number of features and the sparsity measured in the previous
+        pass (conditional while most leaves are unreachable, dense for wide
+        inputs with most leaves reachable); the choice never depends on
+        timing, so seeded fits repeat. Prediction always uses the compiled
+        conditional pass, without torch.
     alpha_splits : float, default=0.0
         L2 penalty on the split weights (standardized scale).
     alpha_leaves : float, default=0.0

@@ -15,10 +15,10 @@ import torch
 from torch import nn
 
 from .._core._guard import check_layer_input, check_layer_size
-from .._core._memory import check_memory
+from .._core._memory import check_memory, memory_limit
 from ._kernels import MAX_DEPTH, ensemble_memory, tel_backward, tel_forward
 
-__all__ = ["TreeEnsembleLayer", "smooth_step", "tree_ensemble_dense"]
+__all__ = ["TreeEnsembleLayer", "backend_costs", "smooth_step", "tree_ensemble_dense"]
 
 
 def smooth_step(t, gamma):
@@ -28,7 +28,7 @@ def smooth_step(t, gamma):
     return torch.where(t <= -h, torch.zeros_like(t), torch.where(t >= h, torch.ones_like(t), inner))
 
 
-def tree_ensemble_dense(x, weight, bias, leaf, gamma, activation="smooth_step"):
+def tree_ensemble_dense(x, weight, bias, leaf, gamma, activation="smooth_step", reach=None):
     """Dense (all nodes) evaluation of a soft-tree ensemble.
 
     Parameters
@@ -42,6 +42,10 @@ def tree_ensemble_dense(x, weight, bias, leaf, gamma, activation="smooth_step"):
         Probability of going right at a node of score ``t``: ``S(t)`` of eq. (4),
         or the logistic ``1 / (1 + exp(-6 t / gamma))`` (the paper's rescaled
         logistic, Figure 1, for the timing comparison).
+    reach : dict, optional
+        If given, ``reach["n_leaves"]`` is set to the number of leaves of
+        nonzero probability of every row, summed over the trees (what the
+        conditional pass reports).
 
     Returns
     -------
@@ -62,7 +66,39 @@ def tree_ensemble_dense(x, weight, bias, leaf, gamma, activation="smooth_step"):
         # children of node j at this level: left (2j+1) then right (2j+2).
         prob = torch.stack((prob * (1 - s), prob * s), dim=3).reshape(
             n, n_trees, 2 ** (level + 1))
-    return torch.einsum("ntl,tlk->nk", prob, leaf)
+    out = torch.einsum("ntl,tlk->nk", prob, leaf)
+    if reach is not None:  # reachable leaves of every row, summed over the trees
+        reach["n_leaves"] = (prob.detach() > 0).sum(dim=(1, 2)).cpu().numpy()
+    return out
+
+
+#: Cost model of one forward + backward pass on the CPU, in milliseconds for a
+#: batch of 128 rows and 20 trees (one thread), fitted by relative least
+#: squares to the grid of ``benchmarks/bench_tel_speed.py --crossover``
+#: (in_features 5..200, depth 2..8, gamma 0.3..20; AMD EPYC, 2026-11-24).
+#: Conditional: a per-call overhead, per reachable node (``R`` = reachable
+#: leaves + depth per row and tree) a constant and an ``in_features`` term (the
+#: dot products), and the per-thread gradient buffers of every node. Dense:
+#: a per-call overhead and every node of every tree, constant + ``in_features``.
+_COND_COST = (0.167, 0.161, 2.37e-3, 1.13e-4)
+_DENSE_COST = (1.34, 0.143, 3.97e-4)
+
+
+def backend_costs(n_rows, n_trees, depth, in_features, reachable_leaves):
+    """Predicted ``(dense, conditional)`` milliseconds of one training pass.
+
+    ``reachable_leaves`` is the mean number of reachable leaves per row and
+    tree (``2**depth`` when no node is hard). Only the comparison of the two
+    numbers matters: it is what ``backend="auto"`` decides by.
+    """
+    scale = n_rows * n_trees / 2560.0
+    nodes = 2.0**depth
+    c0, c1, c2, c3 = _COND_COST
+    r = reachable_leaves + depth
+    cond = c0 + scale * (c1 * r + c2 * r * in_features) + n_trees / 20.0 * c3 * nodes * in_features
+    d0, d1, d2 = _DENSE_COST
+    dense = d0 + scale * nodes * (d1 + d2 * in_features)
+    return dense, cond
 
 
 class _ConditionalTEL(torch.autograd.Function):
@@ -147,8 +183,16 @@ class TreeEnsembleLayer(nn.Module):
         ``"conditional"``: the compiled conditional forward/backward passes
         (CPU tensors only, float32/float64; samples run in parallel on
         ``torch.get_num_threads()`` OpenMP threads). ``"dense"``: all nodes
-        with vectorized torch ops (any device, autograd). ``"auto"``:
-        conditional for CPU inputs, dense otherwise.
+        with vectorized torch ops (any device, autograd). ``"auto"``: dense
+        off the CPU; on the CPU, every pass runs the backend that a cost
+        model (:func:`backend_costs`) predicts faster for the batch size,
+        depth, ``in_features`` and the number of reachable leaves measured in
+        the previous pass: conditional while the trees are sparse (a narrow
+        band, or trees that hardened during training), dense when most
+        leaves are reachable and the inputs are wide. The first pass is
+        conditional, and dense is used only where its buffers fit the memory
+        limit. The choice depends on the model's state only, never on timing,
+        so a seeded fit repeats exactly.
 
     Attributes
     ----------
@@ -222,13 +266,17 @@ class TreeEnsembleLayer(nn.Module):
     def n_reachable_leaves(self):
         """Mean number of reachable leaves per sample and tree.
 
-        Measured in the last conditional forward pass (``nan`` before one,
-        or with the dense backend).
+        Measured in the last forward pass of either backend (``nan`` before
+        one).
         """
         n_leaves = self._state.get("n_leaves")
         if n_leaves is None or n_leaves.size == 0:
             return float("nan")
         return float(n_leaves.mean()) / self.n_trees
+
+    def _dense_memory(self, n_rows):
+        return ensemble_memory(self.n_trees, self.depth, self.in_features, self.out_features,
+                               dense_rows=n_rows)
 
     def _use_conditional(self, x):
         if self.backend == "dense":
@@ -240,7 +288,18 @@ class TreeEnsembleLayer(nn.Module):
                 "backend='conditional' needs float32/float64 CPU tensors; got "
                 f"{x.dtype} on {x.device}. Use backend='dense' (or 'auto') on GPU."
             )
-        return ok
+        if not ok or self.backend == "conditional":
+            return ok
+        # backend="auto" on the CPU: the cheaper backend for the last measured
+        # sparsity (conditional until a pass has measured it).
+        leaves = self.n_reachable_leaves
+        if math.isnan(leaves):
+            return True
+        dense, cond = backend_costs(x.shape[0], self.n_trees, self.depth, self.in_features,
+                                    leaves)
+        limit = memory_limit()
+        fits = limit is None or self._dense_memory(x.shape[0]) <= limit
+        return not (dense < cond and fits)
 
     def forward(self, x):
         """Sum of the soft trees' leaf vectors, weighted by reach probability.
@@ -265,12 +324,12 @@ class TreeEnsembleLayer(nn.Module):
             return _ConditionalTEL.apply(x, *params, self.gamma, self._state, record)
         check_memory(
             "TreeEnsembleLayer",
-            ensemble_memory(self.n_trees, self.depth, self.in_features, self.out_features,
-                            dense_rows=x.shape[0]),
+            self._dense_memory(x.shape[0]),
             f"backend='dense', depth={self.depth}, n_trees={self.n_trees} on a batch "
             f"of {x.shape[0]} rows (the conditional backend needs far less)",
         )
-        return tree_ensemble_dense(x, self.weight, self.bias, self.leaf, self.gamma)
+        return tree_ensemble_dense(x, self.weight, self.bias, self.leaf, self.gamma,
+                                   reach=self._state)
 
     def extra_repr(self):
         """Return the constructor arguments shown by ``repr(layer)``.
