@@ -40,6 +40,14 @@ processes, torch and every BLAS/OpenMP pool with one thread per job.
     python benchmarks/bench_defaults.py --data-dir ../shared/datasets --n-jobs 16 \\
         --markdown docs/benchmarks.md          # regenerates the docs section
     python benchmarks/bench_defaults.py --smoke  # CI-sized (bundled data, tiny fits)
+
+A full run of every model on every set takes hours on a 2-core laptop. It
+can be run in parts (``--models``/``--datasets``, each with ``--json``,
+CART included in each part, which it always is) and the parts rendered as
+one report with ``--merge part1.json part2.json ...`` (no fitting; a later
+file's result replaces an earlier one's for the same dataset, seed and
+model). The report then lists every part's command, machine and code
+version.
 """
 
 import argparse
@@ -204,7 +212,8 @@ def run_job(path, name, seed, model, smoke):
     X, y, task = load(path, name, smoke)
     clf = task == "classification"
     Xtr, Xte, ytr, yte = split(X, y, task, seed)
-    out = {"dataset": name, "seed": seed, "model": model, "task": task}
+    out = {"dataset": name, "seed": seed, "model": model, "task": task,
+           "shape": f"{X.shape[0]} × {X.shape[1]}"}
     with threadpool_limits(1), warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         est = make_model(model, task, seed, int(y.max()) + 1 if clf else 0, smoke)
@@ -409,7 +418,12 @@ def main(argv=None):
                         "(docs/benchmarks.md has them)")
     parser.add_argument("--out", default=None, help="write the report to this file")
     parser.add_argument("--json", default=None, help="write the raw per-split results here")
+    parser.add_argument("--merge", nargs="+", default=None, metavar="JSON",
+                        help="render the results of earlier --json runs as one report "
+                        "(no fitting)")
     args = parser.parse_args(argv)
+    if args.merge:
+        return merge(args)
 
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[var] = "1"  # inherited by the joblib workers
@@ -489,11 +503,69 @@ def main(argv=None):
     print()
     print(text)
     write_out(args.out, text)
+    meta = {"command": cmd.strip(), "environment": env, "n_jobs": args.n_jobs,
+            "wall_min": round(wall / 60, 1), "seeds": seeds}
     if args.json:
-        write_out(args.json, json.dumps(results, indent=1))
+        write_out(args.json, json.dumps({"meta": meta, "results": results}, indent=1))
     if args.markdown:
         replace_marked_section(args.markdown, MARKER_KEY, text)
     return 1 if any("error" in r for r in results) else 0
+
+
+def _read_results(path):
+    """``(meta, results)`` of a ``--json`` file (a bare list: an interrupted run)."""
+    data = json.loads(Path(path).read_text())
+    if isinstance(data, list):
+        return {"command": f"(partial results of {Path(path).name})"}, data
+    return data["meta"], data["results"]
+
+
+def merge(args):
+    """Render the results of several ``--json`` runs as one report."""
+    runs, by_key = [], {}
+    for path in args.merge:
+        meta, results = _read_results(path)
+        runs.append(meta)
+        for r in results:
+            by_key[(r["dataset"], r["seed"], r["model"])] = r
+    results = list(by_key.values())
+    models = [m for m in ALL_MODELS if any(r["model"] == m for r in results)]
+    names = sorted({r["dataset"] for r in results})
+    if args.datasets:
+        names = [n for n in args.datasets if n in names]
+    shapes = {}
+    for r in results:
+        if "shape" in r:
+            shapes[r["dataset"]] = r["shape"]
+    missing = [n for n in names if n not in shapes]
+    if missing:  # results of a version that did not record shapes
+        paths = dataset_paths(args.data_dir)
+        for n in missing:
+            X, _, _ = load(paths[n], n, False)
+            shapes[n] = f"{X.shape[0]} × {X.shape[1]}"
+    results.sort(key=lambda r: (names.index(r["dataset"]) if r["dataset"] in names else -1,
+                                r["seed"], models.index(r["model"])))
+    sets = aggregate([r for r in results if r["dataset"] in names], models)
+    sets = {n: sets[n] for n in names if n in sets}
+    seeds = sorted({r["seed"] for r in results})
+    parts = "\n".join(
+        f"- `{m.get('command', '?')}`: {m.get('n_jobs', '?')} job(s), wall time "
+        f"{m.get('wall_min', '?')} min; {m.get('environment', 'environment not recorded')}."
+        for m in runs)
+    header = (
+        f"Default parameters, `random_state` = split seed, {len(seeds)} seeded 70/30 split(s) "
+        "(stratified for classification), raw features. CART = depth-tuned "
+        "(GridSearchCV max_depth 2..12, cv=3), RF = 200 trees, HGB = defaults, EpsGreedy = "
+        "the epsilon-greedy linear bandit over the same one-pass stream as DGTBandit.\n\n"
+        f"Merged from {len(runs)} run(s) (`--merge`), one thread per job; fit times are "
+        "comparable within a run only:\n\n" + parts
+    )
+    text = render(sets, models, shapes, header)
+    print(text)
+    write_out(args.out, text)
+    if args.markdown:
+        replace_marked_section(args.markdown, MARKER_KEY, text)
+    return 0
 
 
 if __name__ == "__main__":
