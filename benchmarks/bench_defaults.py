@@ -95,6 +95,10 @@ COST = {"DGTForest": 30, "DGT": 2, "CPT": 3, "TEL": 2, "LatentTree": 2, "NonGree
 #: Key of the generated section's markers in ``--markdown FILE``:
 #: ``<!-- bench_defaults:begin ... -->`` / ``<!-- bench_defaults:end -->``.
 MARKER_KEY = "bench_defaults"
+#: Key of the compact table of ``--choosing FILE``.
+CHOOSING_KEY = "bench_defaults_choosing"
+#: The two sets whose accuracy and fit time the compact table shows.
+CHOOSING_SETS = ("vehicle", "satimage")
 
 
 # -- data --------------------------------------------------------------------------------
@@ -337,6 +341,32 @@ def summary_rows(sets, models, task):
     return rows
 
 
+def choosing_table(sets, models, provenance):
+    """One row per model: classification rank and wins against CART over every
+    set, and accuracy / fit time on :data:`CHOOSING_SETS`."""
+    summary = {r[0]: r for r in summary_rows(sets, models, "classification")}
+    n_sets = sum(s["task"] == "classification" for s in sets.values())
+    rows = []
+    for m in models:
+        if m not in summary:
+            continue
+        row = [m, summary[m][2], summary[m][1]]
+        for n in CHOOSING_SETS:
+            e = sets.get(n, {"models": {}})["models"].get(m)
+            if e is None or not e["test"]:
+                row += ["", ""]
+                continue
+            v = 100 * np.asarray(e["test"])
+            row += [f"{v.mean():.1f} ± {v.std():.1f}", f"{np.mean(e['fit_s']):.1f}"]
+        rows.append(row)
+    head = ["model", f"mean rank ({n_sets} sets)", "vs CART W / L"]
+    for n in CHOOSING_SETS:
+        head += [f"{n} accuracy %", f"{n} fit s"]
+    return "\n".join([
+        f"Default parameters, 3 seeded 70/30 splits; written by `bench_defaults.py "
+        f"--choosing` ({provenance}).", "", markdown_table(head, rows)])
+
+
 def fmt(v, task):
     if task == "classification":
         return f"{100 * v:.2f}"
@@ -418,6 +448,9 @@ def main(argv=None):
                         "(docs/benchmarks.md has them)")
     parser.add_argument("--out", default=None, help="write the report to this file")
     parser.add_argument("--json", default=None, help="write the raw per-split results here")
+    parser.add_argument("--choosing", default=None, metavar="FILE",
+                        help="also write the compact per-model table between the "
+                        "bench_defaults_choosing markers of FILE (docs/choosing.md has them)")
     parser.add_argument("--merge", nargs="+", default=None, metavar="JSON",
                         help="render the results of earlier --json runs as one report "
                         "(no fitting)")
@@ -509,6 +542,9 @@ def main(argv=None):
         write_out(args.json, json.dumps({"meta": meta, "results": results}, indent=1))
     if args.markdown:
         replace_marked_section(args.markdown, MARKER_KEY, text)
+    if args.choosing:
+        replace_marked_section(args.choosing, CHOOSING_KEY,
+                               choosing_table(sets, models, f"{cmd.strip()}; {env}"))
     return 1 if any("error" in r for r in results) else 0
 
 
@@ -565,6 +601,10 @@ def merge(args):
     write_out(args.out, text)
     if args.markdown:
         replace_marked_section(args.markdown, MARKER_KEY, text)
+    if args.choosing:
+        where = "; ".join(m.get("environment", "?").rsplit(", ", 1)[0] for m in runs[:1])
+        replace_marked_section(args.choosing, CHOOSING_KEY, choosing_table(
+            sets, models, f"{len(runs)} merged runs of bench_defaults.py, e.g. {where}"))
     return 0
 
 
