@@ -115,3 +115,57 @@ def test_divergence_is_reported_not_returned():
         warnings.simplefilter("ignore", RuntimeWarning)
         with pytest.raises(FloatingPointError, match="diverged"):
             forest.fit(X, y)
+
+
+@pytest.mark.parametrize("n_layers", [1, 2])
+def test_fused_route_equals_module_expression(n_layers):
+    """The batched forward (path scores, softmax and leaf product fused, ``S``
+    never formed) gives the module's output and gradients: those of
+    ``(hard + softmax(s @ S.T) - softmax(...).detach()) @ leaf``, in float64."""
+    torch = pytest.importorskip("torch")
+    from torch import nn
+
+    from sklearn_difftrees._core import topology
+    from sklearn_difftrees.dgt import _batched
+
+    T, B, d, depth, K = 4, 50, 5, 4, 3
+    g = torch.Generator().manual_seed(0)
+    dims = [d] + [6] * (n_layers - 1) + [topology.n_internal(depth)]
+
+    def params():
+        p = {}
+        for i in range(n_layers):
+            p[f"layers.{i}.weight"] = torch.randn(T, dims[i + 1], dims[i], generator=g,
+                                                  dtype=torch.float64)
+            p[f"layers.{i}.bias"] = 0.1 * torch.randn(T, dims[i + 1], generator=g,
+                                                      dtype=torch.float64)
+        p["leaf"] = torch.randn(T, topology.n_leaves(depth), K, generator=g, dtype=torch.float64)
+        return p
+
+    p0 = params()
+    x = 0.3 * torch.randn(T, B, d, generator=g, dtype=torch.float64)
+    mask = torch.rand(T, B, generator=g) < 0.8
+    w = torch.randn(T, B, K, generator=g, dtype=torch.float64)
+    S = torch.tensor(topology.path_matrix(depth), dtype=torch.float64)
+
+    def unfused(p):
+        a = _batched._node_scores(p, x, n_layers)
+        soft = torch.softmax(_batched._MaskedScaledSignSTE.apply(a, mask) @ S.T, dim=2)
+        hard = nn.functional.one_hot(_batched._hard_leaf(a, depth), soft.shape[2]).to(soft.dtype)
+        return torch.bmm(hard + soft - soft.detach(), p["leaf"])
+
+    def fused(p):
+        return _batched.batched_forward(p, x, mask, n_layers=n_layers, depth=depth)
+
+    results = []
+    for f in (unfused, fused):
+        p = {k: v.clone().requires_grad_(True) for k, v in p0.items()}
+        out = f(p)
+        (out * w).sum().backward()
+        results.append((out.detach(), {k: v.grad for k, v in p.items()}))
+    # (1 + soft) - soft is 1 only up to rounding in the unfused form
+    np.testing.assert_allclose(results[1][0].numpy(), results[0][0].numpy(), rtol=1e-12)
+    for k, grad in results[0][1].items():
+        assert grad.abs().max() > 0
+        np.testing.assert_allclose(results[1][1][k].numpy(), grad.numpy(), rtol=1e-12,
+                                   atol=1e-12 * float(grad.abs().max()))
