@@ -63,14 +63,15 @@ def _assert_same_member(batched, alone, X):
 
 
 CASES = [
-    {},  # the defaults (RMSprop, cosine schedule, clipping, early stopping)
+    {},  # the defaults (one layer, RMSprop, cosine schedule, clipping, early stopping)
     # (Adam with an L1 penalty is left out: Adam moves a weight that sits at 0
     # by a full learning rate in the direction of sign(w), so rounding alone
     # sends such weights apart; SGD's steps are proportional to the gradient.)
     dict(optimizer="adam", alpha_l2=1e-3, lr_schedule="constant"),
     dict(optimizer="sgd", momentum=0.5, learning_rate=0.05, alpha_l1=1e-3,
          early_stopping=False),
-    dict(optimizer="rmsprop", momentum=0.3, n_iter_no_change=2),  # members stop apart
+    # members stop apart; hidden layers (node scores through the product W_3 W_2 W_1)
+    dict(optimizer="rmsprop", momentum=0.3, n_iter_no_change=2, n_layers=3),
 ]
 
 
