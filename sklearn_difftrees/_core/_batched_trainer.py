@@ -155,6 +155,7 @@ def train_batched(
     penalty_fn=None,
     name="model",
     on_member_done=None,
+    member_penalty_fn=None,
 ):
     """Train ``T`` members together; return their histories.
 
@@ -182,6 +183,13 @@ def train_batched(
     penalty_fn : callable, optional
         ``penalty_fn(params) -> (T',) tensor or None``: each member's
         regularizer, added to its batch losses.
+    member_penalty_fn : callable, optional
+        ``member_penalty_fn(params, active, steps) -> (T',) tensor``: as
+        ``penalty_fn`` (used instead of it when given), also told which
+        members are still training (``active``, their indices into
+        ``members``) and how many optimizer steps each has taken so far
+        (``steps``), for regularizers that depend on the member (its number
+        of rows) or on its step (a warm-up).
     on_member_done : callable, optional
         Called with a member's index and its history when it stops training.
 
@@ -248,7 +256,10 @@ def train_batched(
             out = forward(work, xb, mask)
             per_row = loss_fn(out.flatten(0, 1), yb.flatten(0, 1)).view(A, -1)
             loss = (per_row * wb * mask).sum(1) / counts_t.clamp(min=1)
-            penalty = penalty_fn(work) if penalty_fn is not None else None
+            if member_penalty_fn is not None:
+                penalty = member_penalty_fn(work, active, opt.steps.copy())
+            else:
+                penalty = penalty_fn(work) if penalty_fn is not None else None
             if penalty is not None:
                 loss = loss + penalty
             bad = ~torch.isfinite(loss.detach()) & torch.as_tensor(stepping, device=device)

@@ -1,6 +1,7 @@
 """ConvexPolytopeTree's greedy top-down growth (Section 3.3.2): one stump per
-node, trained in torch (``_training.train_stump``), thresholded by the
-criterion, level by level; ``max_depth="auto"`` keeps the depth that scores best
+node, thresholded by the criterion, level by level, the stumps of a level
+trained together in torch (``_training.train_stumps``: one batched model per
+level and epoch budget, not one training per node); ``max_depth="auto"`` keeps the depth that scores best
 on the validation rows. A mixin of the estimators (it reads their parameters)."""
 
 import math
@@ -48,10 +49,7 @@ class _GreedyGrowthMixin:
                             verbose=self.verbose)
         for level in range(cap):
             new_frontier = {}
-            for node, idx in frontier.items():
-                split = self._try_split(node, idx, Z, Y, w, W_total, ctx)
-                if split is None:
-                    continue
+            for node, split in self._split_level(frontier, Z, Y, w, W_total, ctx).items():
                 params[node] = split[0]
                 new_frontier[2 * node + 1], new_frontier[2 * node + 2] = split[1], split[2]
             info = {"splits": len(new_frontier) // 2, "tried": len(frontier)}
@@ -88,37 +86,66 @@ class _GreedyGrowthMixin:
         n_classes = getattr(self, "n_classes_", 0)
         return math.ceil(math.log2(n_classes)) if n_classes > 1 else 0
 
-    def _try_split(self, node, idx, Z, Y, w, W_total, ctx):
-        crit = ctx["crit"]
+    def _splittable(self, idx, Y, w, W_total, crit):
+        """Whether a node's rows may be split (size, weight, purity)."""
         if idx.size < self.min_samples_split or idx.size < 2 * self.min_samples_leaf:
-            return None
-        Yn, wn = Y[idx], w[idx]
-        if wn.sum() < 2 * self.min_weight_fraction_leaf * W_total:
-            return None
-        if crit.node_impurity(Yn, wn) <= 1e-12:  # pure node
-            return None
-        steps = math.ceil(idx.size / self.batch_size)
-        epochs = max(self.growth_max_iter, math.ceil(STUMP_MIN_STEPS / steps))
+            return False
+        if w[idx].sum() < 2 * self.min_weight_fraction_leaf * W_total:
+            return False
+        return crit.node_impurity(Y[idx], w[idx]) > 1e-12  # not pure
+
+    def _split_level(self, frontier, Z, Y, w, W_total, ctx):
+        """Split the nodes of one level: ``{node: ((beta, bias, r, tau), left, right)}``.
+
+        The stumps of every splittable node are trained together
+        (``_training.train_stumps``), one batched training per distinct epoch
+        budget (a node gets ``max(growth_max_iter, STUMP_MIN_STEPS / its
+        steps per epoch)`` epochs, so at most a few per level). A stump that
+        puts every row on one side or gains nothing is trained again with a
+        new seed, with the level's other failures (``STUMP_TRIES`` trainings
+        in all); a node whose best gain is below ``min_impurity_decrease``
+        becomes a leaf.
+        """
+        crit = ctx["crit"]
+        pending = {v: idx for v, idx in sorted(frontier.items())
+                   if self._splittable(idx, Y, w, W_total, crit)}
+        splits = {}
         for _ in range(STUMP_TRIES):
-            seed = int(ctx["rng"].randint(np.iinfo(np.int32).max))
-            beta, bias, r = ctx["training"].train_stump(
-                Z[idx], Yn, wn, n_facets=self.max_facets,
-                classification=ctx["classification"], prior=ctx["prior"],
-                settings=ctx["settings"], max_iter=epochs, seed=seed, device=ctx["device"],
-            )
-            s = _std_scores(Z[idx].astype(np.float64), beta, bias, r)
-            found = crit.best_threshold(
-                s, Yn, wn, W_total, self.min_samples_leaf,
-                self.min_weight_fraction_leaf * W_total,
-            )
-            if found is None or found[1] <= 1e-12 or found[0] <= 0:
-                continue  # the stump failed (all one side / no gain): new seed
-            tau, gain = found
-            if gain < self.min_impurity_decrease:
-                return None
-            left = s <= tau
-            return (beta, bias, r, tau), idx[left], idx[~left]
-        return None
+            if not pending:
+                break
+            seeds = {v: int(ctx["rng"].randint(np.iinfo(np.int32).max)) for v in pending}
+            groups = {}
+            for v, idx in pending.items():
+                steps = math.ceil(idx.size / self.batch_size)
+                epochs = max(self.growth_max_iter, math.ceil(STUMP_MIN_STEPS / steps))
+                groups.setdefault(epochs, []).append(v)
+            stumps = {}
+            for epochs, nodes in sorted(groups.items()):
+                trained = ctx["training"].train_stumps(
+                    [(Z[pending[v]], Y[pending[v]], w[pending[v]], seeds[v]) for v in nodes],
+                    n_facets=self.max_facets, classification=ctx["classification"],
+                    prior=ctx["prior"], settings=ctx["settings"], max_iter=epochs,
+                    device=ctx["device"],
+                )
+                stumps.update(zip(nodes, trained))
+            failed = {}
+            for v, idx in pending.items():
+                beta, bias, r = stumps[v]
+                s = _std_scores(Z[idx].astype(np.float64), beta, bias, r)
+                found = crit.best_threshold(
+                    s, Y[idx], w[idx], W_total, self.min_samples_leaf,
+                    self.min_weight_fraction_leaf * W_total,
+                )
+                if found is None or found[1] <= 1e-12 or found[0] <= 0:
+                    failed[v] = idx  # all one side / no gain: a new seed
+                    continue
+                tau, gain = found
+                if gain < self.min_impurity_decrease:
+                    continue  # a leaf
+                left = s <= tau
+                splits[v] = ((beta, bias, r, tau), idx[left], idx[~left])
+            pending = failed
+        return splits
 
     def _route_std(self, params, Z):
         node = np.zeros(Z.shape[0], dtype=np.int64)

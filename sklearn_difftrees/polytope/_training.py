@@ -10,8 +10,9 @@
   written as per-sample terms whose batch mean is the criterion, so that the
   shared training loop (``_core/_trainer.train``) can run them.
 * :func:`prior_penalty` — eq. (15), divided by the number of training samples.
-* :func:`train_stump` / :func:`refine` — the two uses of the learner
-  (Section 3.3.2): a new stump on a node's data, and joint refinement.
+* :func:`train_stump` / :func:`train_stumps` / :func:`refine` — the two uses
+  of the learner (Section 3.3.2): new stumps on nodes' data (one node, or a
+  level's nodes batched), and joint refinement.
 """
 
 import math
@@ -32,6 +33,7 @@ __all__ = [
     "variance_loss",
     "prior_penalty",
     "train_stump",
+    "train_stumps",
     "refine",
 ]
 
@@ -204,18 +206,8 @@ def _train(module, Z, Y, w, val, *, classification, prior, settings, max_iter, e
         )
 
 
-def train_stump(Z, Y, w, *, n_facets, classification, prior, settings, max_iter, seed, device):
-    """Train one stump (split node 0 over leaves 1, 2) on a node's data.
-
-    Initialization follows the geometry of the split: the ``K`` facets start
-    as the faces of a polytope around the node's (weighted) centroid, facet
-    ``k`` with a random outward normal ``u_k``, placed at the
-    ``INIT_QUANTILE`` quantile of the data projected on ``u_k`` and scaled
-    so that its soft transition spans about a quarter of that projection's
-    spread. Facets that start through the middle of the data tend to be
-    switched off (``r_k -> 0``) by the entropy objective rather than moved.
-    Returns ``(beta (K, p), bias (K,), r (K,))`` as float64 arrays.
-    """
+def _stump_init(Z, w, n_facets, seed):
+    """A stump's initial ``(beta (K, p), bias (K,))`` (see :func:`train_stump`)."""
     with seeded(seed):
         module = PolytopeTreeModule([0], Z.shape[1], n_facets)
         u = torch.randn(n_facets, Z.shape[1], dtype=torch.float64).numpy()
@@ -227,6 +219,23 @@ def train_stump(Z, Y, w, *, n_facets, classification, prior, settings, max_iter,
     spread = np.maximum(proj.std(axis=0), 1e-6)
     beta = u * (4.0 / spread)[:, None]
     bias = -(beta @ center) - offset * 4.0 / spread
+    return module, beta, bias
+
+
+def train_stump(Z, Y, w, *, n_facets, classification, prior, settings, max_iter, seed, device):
+    """Train one stump (split node 0 over leaves 1, 2) on a node's data.
+
+    Initialization follows the geometry of the split: the ``K`` facets start
+    as the faces of a polytope around the node's (weighted) centroid, facet
+    ``k`` with a random outward normal ``u_k``, placed at the
+    ``INIT_QUANTILE`` quantile of the data projected on ``u_k`` and scaled
+    so that its soft transition spans about a quarter of that projection's
+    spread. Facets that start through the middle of the data tend to be
+    switched off (``r_k -> 0``) by the entropy objective rather than moved.
+    Returns ``(beta (K, p), bias (K,), r (K,))`` as float64 arrays.
+    :func:`train_stumps` trains several nodes' stumps at once.
+    """
+    module, beta, bias = _stump_init(Z, w, n_facets, seed)
     with torch.no_grad():
         module.beta.copy_(torch.as_tensor(beta[None], dtype=torch.float32))
         module.bias.copy_(torch.as_tensor(bias[None], dtype=torch.float32))
@@ -237,6 +246,96 @@ def train_stump(Z, Y, w, *, n_facets, classification, prior, settings, max_iter,
     module.cpu()
     r = module.weights().detach().double().numpy()[0]
     return (module.beta.detach().double().numpy()[0], module.bias.detach().double().numpy()[0], r)
+
+
+def _stumps_forward(params, X, mask):
+    """Batched stumps: ``(T, B, 2T)`` leaf probabilities, member ``t``'s two
+    leaves in columns ``2t, 2t + 1`` and zeros elsewhere (padding rows: all
+    zero), so that the flattened rows of all members keep their leaves apart."""
+    z = torch.einsum("tbp,tkp->tbk", X, params["beta"]) + params["bias"][:, None, :]
+    s = (F.softplus(params["rho"])[:, None, :] * F.softplus(z)).sum(-1)  # (T, B)
+    P2 = torch.stack([torch.exp(-s), -torch.expm1(-s)], dim=-1) * mask[..., None]
+    T = P2.shape[0]
+    eye = torch.eye(T, dtype=P2.dtype, device=P2.device)
+    return (P2[:, :, None, :] * eye[:, None, :, None]).reshape(T, X.shape[1], 2 * T)
+
+
+def _member_loss(loss_fn):
+    """``loss_fn`` on the flattened rows of several stumps (:func:`_stumps_forward`):
+    each row's term is rescaled by its own member's ``m / W`` instead of the
+    pooled batch's, so that every member's mean is its own criterion."""
+
+    def member_loss(P, Yw):
+        T = P.shape[1] // 2
+        member = (P.view(-1, T, 2).sum(-1) > 0).to(P.dtype)  # (R, T): the row's stump
+        w = Yw[:, -1]
+        per = loss_fn(P, Yw) * (w.sum() / w.shape[0])  # undo the pooled m / W
+        m = member.sum(0)
+        W = (member * w[:, None]).sum(0)
+        return per * (member @ (m / W.clamp(min=_TINY)))
+
+    return member_loss
+
+
+def train_stumps(nodes, *, n_facets, classification, prior, settings, max_iter, device):
+    """Train the stumps of several nodes together, as :func:`train_stump` trains one.
+
+    ``nodes`` is a list of ``(Z, Y, w, seed)``. The stumps are the members of
+    one batched model (``_core._batched_trainer.train_batched``: parameters
+    stacked on a leading node axis, each node with its own rows, batch order,
+    optimizer state, step count, prior warm-up and stopping), so a level of
+    the greedy growth costs about one training's Python overhead instead of
+    one per node. Each node's result equals :func:`train_stump`'s with the
+    same seed up to float rounding. Returns a list of ``(beta, bias, r)``.
+    """
+    from .._core._batched_trainer import train_batched
+
+    inits = [_stump_init(Z, w, n_facets, seed)[1:] for Z, _, w, seed in nodes]
+    K = n_facets
+    params = {
+        "beta": torch.as_tensor(np.stack([b for b, _ in inits]), dtype=torch.float32,
+                                device=device),
+        "bias": torch.as_tensor(np.stack([c for _, c in inits]), dtype=torch.float32,
+                                device=device),
+        "rho": torch.full((len(nodes), K), float(_inv_softplus(1.0 / K)), device=device),
+    }
+    members = [
+        dict(train_data=(to_tensor(Z, device),
+                         to_tensor(_pack_targets(Y, w, classification), device),
+                         torch.ones(Z.shape[0], device=device)),
+             validation_data=None, seed=seed, verbose=0)
+        for Z, Y, w, seed in nodes
+    ]
+    bs = settings["batch_size"]
+    n = np.array([Z.shape[0] for Z, _, _, _ in nodes])
+    steps = np.maximum(1, -(-n // bs))
+    # _train's linear prior warm-up, per node: its counter also counts the
+    # trainer's untrained-loss reference call, hence the + 2.
+    warmup = np.maximum(1, (max_iter * steps) // 2)
+
+    def penalty(p, active, taken):
+        r = F.softplus(p["rho"])
+        gamma = (-(prior["gamma0"] / K - 1.0) * torch.log(r + PRIOR_EPS) + prior["c0"] * r).sum(1)
+        coef = torch.cat([p["beta"], p["bias"][..., None]], dim=-1)
+        beta = (prior["a_beta"] + 0.5) * torch.log1p(coef**2 / (2.0 * prior["b_beta"]))
+        total = (gamma + beta.flatten(1).sum(1)) / torch.as_tensor(
+            n[active], dtype=r.dtype, device=r.device)
+        ramp = np.minimum(1.0, (taken + 2) / warmup[active])
+        return total * torch.as_tensor(ramp, dtype=r.dtype, device=r.device)
+
+    opts = {k: v for k, v in settings.items() if k != "verbose"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        train_batched(
+            _stumps_forward, params,
+            _member_loss(entropy_loss if classification else variance_loss), members,
+            max_iter=max_iter, early_stopping=False, member_penalty_fn=penalty,
+            name="ConvexPolytopeTree stumps", **opts,
+        )
+    beta = params["beta"].detach().cpu().double().numpy()
+    bias = params["bias"].detach().cpu().double().numpy()
+    r = F.softplus(params["rho"]).detach().cpu().double().numpy()
+    return [(beta[i], bias[i], r[i]) for i in range(len(nodes))]
 
 
 def refine(split_nodes, params, Z, Y, w, val, *, classification, prior, settings, max_iter,
