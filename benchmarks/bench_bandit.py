@@ -4,7 +4,8 @@ Classification (every multi-class set bundled with the package: letter,
 satimage, segmentation, vehicle, yeast, ecoli, dna, glass): held-out
 accuracy of the greedy policy after ONE pass over a stream of training rows
 (at most ``--rounds``), for ``DGTBanditClassifier`` with its defaults
-(counted leaves, median split initialization, lr 1e-3) and in the paper's
+(per-action logistic models + counted leaf corrections, principal-direction
+split initialization, depth 8, lr 1e-3) and in the paper's
 mode (``leaf_estimator="gradient", split_init="random"``: Appendix C.3.2,
 depth 6, L = 1, exploration 0.3, RMSprop lr 1e-3), against two
 epsilon-greedy linear contextual bandits: the project's

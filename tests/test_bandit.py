@@ -148,16 +148,65 @@ def test_leaf_reward_estimates_match_recursive_shrinkage():
 
 def test_counted_leaves_hold_the_reward_means_of_their_rounds():
     X, y = _tree_data(400, 0)
-    clf = DGTBanditClassifier(max_depth=2, classes=[0, 1, 2], random_state=0)
+    clf = DGTBanditClassifier(max_depth=2, classes=[0, 1, 2], leaf_estimator="counts",
+                              random_state=0)
     clf.update(X, *_logged(clf, X, y))
     plays, rewards = clf._state["counts"]
     assert plays.sum() == 400 and clf._state["pending"] == 0
     leaf_value = clf._state["module"]["leaf"]
-    expected = leaf_reward_estimates(plays, rewards, 1 / 3)
+    expected = leaf_reward_estimates(plays, rewards, 1 / 3, clf.prior_strength)
     np.testing.assert_allclose(leaf_value, expected, atol=1e-5)  # + the 1e-6 tie-break
     # The greedy action of a context is the largest estimate of its leaf.
     leaf = clf.apply(X) - (2**2 - 1)
     np.testing.assert_array_equal(clf.predict(X), np.argmax(leaf_value[leaf], axis=1))
+
+
+def test_linear_leaves_are_logistic_sgd_plus_counted_residuals():
+    """Oracle replay: the per-action logistic models follow SGD on the played
+    actions' log-loss, summed over each optimizer step of 4 rounds (they do not
+    depend on the tree), the leaves count the residual rewards (prior 0), and
+    the greedy action maximizes linear + leaf."""
+    X, y = _tree_data(400, 0)
+    clf = DGTBanditClassifier(max_depth=2, classes=[0, 1, 2], random_state=0)
+    assert clf.leaf_estimator == "linear"
+    actions, losses, p = _logged(clf, X, y)
+    clf.update(X, actions, losses, p)
+    Z1 = np.column_stack([clf._standardized(X), np.ones(400)]).astype(np.float64)
+    W = np.zeros((3, Z1.shape[1]))
+    residual = np.zeros(400)
+    for start in range(0, 400, 4):
+        rows = np.arange(start, start + 4)
+        g = 1 / (1 + np.exp(-(Z1[rows] @ W.T)))[np.arange(4), actions[rows]]
+        residual[rows] = (1 - losses[rows]) - g
+        grad = np.zeros_like(W)
+        np.add.at(grad, actions[rows], (g - (1 - losses[rows]))[:, None] * Z1[rows])
+        W -= clf.linear_learning_rate * grad
+    np.testing.assert_allclose(clf._state["linear"], W, rtol=1e-10, atol=1e-12)
+    plays, sums = clf._state["counts"]
+    np.testing.assert_allclose(sums.sum(), residual.sum(), rtol=1e-9, atol=1e-9)
+    expected = leaf_reward_estimates(plays, sums, 0.0, clf.prior_strength)
+    np.testing.assert_allclose(clf._state["module"]["leaf"], expected, atol=1e-5)
+    reward = 1 / (1 + np.exp(-(X @ clf.linear_coef_.T + clf.linear_intercept_)))
+    reward += clf._state["module"]["leaf"][clf.apply(X) - 3]
+    np.testing.assert_array_equal(clf.predict(X), np.argmax(reward, axis=1))
+    proba = clf.predict_proba(X)
+    np.testing.assert_allclose(proba.max(axis=1), 0.7 + 0.3 / 3)
+    np.testing.assert_array_equal(np.argmax(proba, axis=1), clf.predict(X))
+
+
+def test_pca_split_init_cuts_along_the_widest_spread():
+    """The root of the "pca" start splits along the leading principal axis, at
+    the median; every node then halves its contexts."""
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(512, 4)) * [1.0, 5.0, 0.5, 0.2]
+    clf = DGTBanditClassifier(max_depth=3, classes=[0, 1], split_init="pca", random_state=0)
+    clf.sample_actions(X)
+    w = clf.tree_.weights[0] * clf._feature_scale  # in the standardized space
+    np.testing.assert_array_equal(np.bincount(clf.apply(X) - 7, minlength=8), 64)
+    Z = clf._standardized(X)
+    top = np.linalg.svd(Z - Z.mean(0), full_matrices=False)[2][0]
+    cos = abs(w @ top) / np.linalg.norm(w)
+    assert cos > 0.999
 
 
 def test_median_split_init_halves_the_contexts_at_every_node():
@@ -187,6 +236,8 @@ _LEARNERS = [
     lambda: DGTBanditClassifier(max_depth=3, classes=[0, 1, 2], learning_rate=1e-2,
                                 random_state=0),
     lambda: DGTBanditClassifier(max_depth=3, classes=[0, 1, 2], learning_rate=1e-2,
+                                leaf_estimator="counts", split_init="median", random_state=0),
+    lambda: DGTBanditClassifier(max_depth=3, classes=[0, 1, 2], learning_rate=1e-2,
                                 leaf_estimator="gradient", split_init="random", random_state=0),
     lambda: DGTBanditRegressor(max_depth=3, feedback="two_point", random_state=0),
     lambda: DGTBanditRegressor(max_depth=3, n_layers=2, hidden_width=8, random_state=0),
@@ -207,8 +258,14 @@ def _one_and_many(make, n=30):
     np.testing.assert_array_equal(one.tree_.n_node_samples, many.tree_.n_node_samples)
     assert one._state["pending"] == many._state["pending"] == n % 4
     if "counts" in one._state:  # counted leaves: the same rounds entered the same leaves
-        np.testing.assert_array_equal(one._state["counts"], many._state["counts"])
-        np.testing.assert_array_equal(one._state["pending_counts"], many._state["pending_counts"])
+        # (plays exactly; the linear mode's residual sums up to float64 rounding)
+        for key in ("counts", "pending_counts"):
+            np.testing.assert_array_equal(one._state[key][0], many._state[key][0])
+            np.testing.assert_allclose(one._state[key][1], many._state[key][1], rtol=1e-12,
+                                       atol=1e-14)
+    if "linear" in one._state:
+        np.testing.assert_allclose(one._state["linear"], many._state["linear"], rtol=1e-12,
+                                   atol=1e-14)
     return one, many
 
 
@@ -364,6 +421,65 @@ def test_dgt_bandit_beats_epsilon_greedy_linear_after_one_pass():
         acc_base.append(simulate(base, X, y, **kw).final_score)
     assert np.mean(acc_dgt) > np.mean(acc_base) + 0.08, (acc_dgt, acc_base)
     assert np.mean(acc_dgt) > 0.85
+
+
+class _EpsilonGreedyLogistic:
+    """Issue 12's baseline: epsilon 0.3, one logistic reward model per action on
+    the standardized context, one SGD step (0.05) of the played action's log-loss
+    per round (as ``benchmarks/bench_bandit.py``'s EpsilonGreedyLogisticBandit)."""
+
+    def __init__(self, classes, seed):
+        self.classes_, self._rng = np.asarray(classes), np.random.RandomState(seed)
+
+    def _z(self, X):
+        if not hasattr(self, "coef_"):
+            self._mean, self._scale = X.mean(0), np.where(X.std(0) > 0, X.std(0), 1.0)
+            self.coef_ = np.zeros((self.classes_.size, X.shape[1] + 1))
+        return np.c_[(X - self._mean) / self._scale, np.ones(X.shape[0])]
+
+    def predict(self, X):
+        return self.classes_[np.argmax(self._z(X) @ self.coef_.T, axis=1)]
+
+    def sample_actions(self, X, random_state=None):
+        Z, K = self._z(X), self.classes_.size
+        greedy = np.argmax(Z @ self.coef_.T, axis=1)
+        explore = self._rng.random_sample(Z.shape[0]) < 0.3
+        idx = np.where(explore, self._rng.randint(K, size=Z.shape[0]), greedy)
+        return self.classes_[idx], np.where(idx == greedy, 0.7 + 0.3 / K, 0.3 / K)
+
+    def update(self, X, actions, losses, propensities):
+        for z, k, loss in zip(self._z(X), np.searchsorted(self.classes_, actions), losses):
+            self.coef_[k] -= 0.05 * (1.0 / (1.0 + np.exp(-z @ self.coef_[k])) - (1.0 - loss)) * z
+        return self
+
+
+def test_default_beats_epsilon_greedy_logistic_on_satimage():
+    """The default learner against issue 12's epsilon-greedy logistic baseline:
+    one pass over a 2000-round stream of the bundled satimage (6 classes),
+    held-out accuracy of the greedy policy, mean of 3 seeded splits.
+
+    Measured (AMD EPYC, 2026-11-24): default 0.851 / 0.852 / 0.841, baseline
+    0.818 / 0.785 / 0.806; per-seed lead 0.045 with sd 0.016 (standard error
+    of the mean 0.009). The margin 0.015 is 3 standard errors below the lead.
+    """
+    from sklearn.model_selection import train_test_split
+
+    from sklearn_difftrees.datasets import load_dataset
+
+    X, y = load_dataset("satimage", return_X_y=True)
+    classes = np.unique(y)
+    acc_dgt, acc_base = [], []
+    for seed in range(3):
+        X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.3, random_state=seed,
+                                                  stratify=y)
+        X_s, y_s = X_tr[:2000], y_tr[:2000]
+        kw = dict(X_eval=X_te, y_eval=y_te, eval_every=2000, batch_size=4, random_state=seed,
+                  init_contexts=X_s)
+        acc_dgt.append(simulate(DGTBanditClassifier(classes=classes, random_state=seed),
+                                X_s, y_s, **kw).final_score)
+        acc_base.append(simulate(_EpsilonGreedyLogistic(classes, seed), X_s, y_s,
+                                 **kw).final_score)
+    assert np.mean(acc_dgt) > np.mean(acc_base) + 0.015, (acc_dgt, acc_base)
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")

@@ -29,6 +29,10 @@ from ._bandit_feedback import (
 __all__ = ["DGTBanditClassifier", "DGTBanditRegressor"]
 
 
+def _sigmoid(t):
+    return 1.0 / (1.0 + np.exp(-t))
+
+
 class DGTBanditClassifier(TreeClassifierMixin, _BaseDGTBandit):
     __doc__ = (
         """DGT-Bandit classifier: a hard oblique tree learned from bandit feedback.
@@ -38,10 +42,13 @@ class DGTBanditClassifier(TreeClassifierMixin, _BaseDGTBandit):
     from the exploration policy of eq. 7,
     ``p(k) = (1 - exploration) * 1[k = argmax theta_l(x)] + exploration / K``,
     and observes only the loss of that action, a number in ``[0, 1]`` (0 is
-    best; reward ``r = 1 - loss``). By default every leaf holds the mean
-    reward of each action over the rounds that reached it, shrunk towards
-    its parent's (``leaf_estimator="counts"``), and the splits learn from
-    ``(theta_l(x)[a] - r)**2`` through the quantized BackProp. With
+    best; reward ``r = 1 - loss``). By default (``leaf_estimator="linear"``)
+    the estimated reward of action k at ``x`` is a per-action logistic model
+    ``sigmoid(w_k . z + c_k)`` on the standardized context plus the counted
+    correction of the leaf ``x`` reaches: the mean residual reward of the
+    rounds that reached it and played k, shrunk towards its parent's. The
+    splits learn from ``(theta_l(x)[a] - r)**2`` through the quantized
+    BackProp, where ``theta_l(x)`` is that estimate. With
     ``leaf_estimator="gradient"`` (the paper's Algorithm 1) the leaves are
     logits trained with the splits on ``(sigmoid(theta_l(x)[a]) - r)**2 /
     p(a)`` (gradient: eq. 8).
@@ -64,8 +71,9 @@ class DGTBanditClassifier(TreeClassifierMixin, _BaseDGTBandit):
     ----------
 """
         + _DOC_COMMON_PARAMS.format(
+            depth=8, depth_note=" (the paper: 6; deeper leaves fall back on their ancestors until they have rounds, see ``prior_strength``)",
             lr="1e-3", lr_note="the paper's value", sample="sample_actions",
-            split_init="median", split_init_note="(Measured: docs/bandit.md.)",
+            split_init="pca", split_init_note="(Measured: docs/bandit.md.)",
         )
         + """    exploration : float, default=0.3
         Exploration probability ``delta`` of eq. 7, in ``[0, 1)``.
@@ -77,15 +85,31 @@ class DGTBanditClassifier(TreeClassifierMixin, _BaseDGTBandit):
         Loss of a played action in :meth:`fit`'s simulation:
         ``loss(y_true, actions) -> losses`` in ``[0, 1]`` (vectorized; the
         labels are seen by this function only, never by the learner).
-    leaf_estimator : {"counts", "gradient"}, default="counts"
+    leaf_estimator : {"linear", "counts", "gradient"}, default="linear"
         How the leaves learn the actions' rewards. ``"counts"``: a leaf's
         value for action k is ``(R + m * parent) / (N + m)`` over the ``N``
-        rounds that reached it and played k (reward sum ``R``), ``m = 1``,
-        pooled up the tree to a prior ``1 / K`` above the root; an action
-        never tried at a leaf takes its nearest ancestor's value. Counts
-        enter at each optimizer step. ``"gradient"``: leaf logits trained by
-        eq. 8 from ``logit(1 / K)``, which needs many rounds per (leaf,
-        action) pair.
+        rounds that reached it and played k (reward sum ``R``),
+        ``m = prior_strength``, pooled up the tree to a prior ``1 / K``
+        above the root; an action never tried at a leaf takes its nearest
+        ancestor's value. ``"linear"``: one logistic reward model per action
+        on the standardized context, learned by SGD on the log-loss of the
+        played action (step ``linear_learning_rate``, summed over the rounds
+        of an optimizer step), plus counted leaves as above over the
+        residual rewards ``r - sigmoid(w_a . z + c_a)`` with prior 0 above
+        the root: where the leaves have seen nothing the policy is the
+        linear one, and each leaf corrects it where it has evidence. Counts
+        and linear models are updated at each optimizer step.
+        ``"gradient"``: leaf logits trained by eq. 8 from ``logit(1 / K)``,
+        which needs many rounds per (leaf, action) pair.
+    linear_learning_rate : float, default=0.05
+        SGD step of the per-action logistic models
+        (``leaf_estimator="linear"``).
+    prior_strength : float, default=16.0
+        Pseudo-count ``m`` of the counted leaves (``"counts"``,
+        ``"linear"``): a node weighs its parent's estimate as ``m`` rounds
+        of its own, so a leaf's estimate follows its own rounds only once it
+        has several; sparsely visited leaves fall back on their ancestors
+        (the effective depth grows with the stream).
 
     Attributes
     ----------
@@ -95,6 +119,15 @@ class DGTBanditClassifier(TreeClassifierMixin, _BaseDGTBandit):
         Number of classes.
     n_outputs_ : int
         Always 1.
+    linear_coef_ : ndarray of shape (n_classes, n_features_in_)
+        Weights of the per-action logistic reward models on the raw features
+        (only with ``leaf_estimator="linear"``).
+    linear_intercept_ : ndarray of shape (n_classes,)
+        Their intercepts (only with ``leaf_estimator="linear"``). The
+        estimated reward is ``sigmoid(X @ linear_coef_.T + linear_intercept_)``
+        plus the correction of the leaf; ``tree_.value`` holds the policy at
+        the mean context, and ``predict`` / ``predict_proba`` add the linear
+        part.
 """
         + _DOC_COMMON_ATTRS
         + """
@@ -127,13 +160,15 @@ class DGTBanditClassifier(TreeClassifierMixin, _BaseDGTBandit):
         "exploration": [Interval(Real, 0, 1, closed="left")],
         "classes": ["array-like", None],
         "simulated_loss": [StrOptions(set(CLASSIFICATION_LOSSES)), callable],
-        "leaf_estimator": [StrOptions({"counts", "gradient"})],
+        "leaf_estimator": [StrOptions({"counts", "gradient", "linear"})],
+        "linear_learning_rate": [Interval(Real, 0, None, closed="neither")],
+        "prior_strength": [Interval(Real, 0, None, closed="neither")],
     }
 
     def __init__(
         self,
         *,
-        max_depth=6,
+        max_depth=8,
         n_layers=1,
         hidden_width=64,
         learning_rate=1e-3,
@@ -142,14 +177,16 @@ class DGTBanditClassifier(TreeClassifierMixin, _BaseDGTBandit):
         accumulation_steps=4,
         n_passes=1,
         standardize=True,
-        split_init="median",
+        split_init="pca",
         random_state=None,
         device="cpu",
         verbose=0,
         exploration=0.3,
         classes=None,
         simulated_loss="zero_one",
-        leaf_estimator="counts",
+        leaf_estimator="linear",
+        linear_learning_rate=0.05,
+        prior_strength=16.0,
     ):
         super().__init__(
             max_depth=max_depth,
@@ -170,12 +207,92 @@ class DGTBanditClassifier(TreeClassifierMixin, _BaseDGTBandit):
         self.classes = classes
         self.simulated_loss = simulated_loss
         self.leaf_estimator = leaf_estimator
+        self.linear_learning_rate = linear_learning_rate
+        self.prior_strength = prior_strength
 
     def _n_outputs(self):
         return self.n_classes_
 
     def _leaf_values(self, leaf_params):
+        if self.leaf_estimator == "linear":
+            # the policy at the mean context (z = 0); predict adds the linear part
+            leaf_params = leaf_params + _sigmoid(self._linear[:, -1])
         return policy_probabilities(leaf_params, self.exploration)
+
+    def _sync_linear(self, engine, leaf_params):
+        if self.leaf_estimator != "linear":
+            return
+        self._linear = engine.linear.copy()
+        self._leaf_offsets = np.asarray(leaf_params, dtype=np.float64)
+        coef = self._linear[:, :-1] / self._feature_scale
+        self.linear_coef_ = coef
+        self.linear_intercept_ = self._linear[:, -1] - coef @ self._feature_mean
+
+    def _onnx_graph(self, graph):
+        """Hook of :func:`sklearn_difftrees.to_onnx`: the greedy policy of ``tree_``
+        (and, with ``leaf_estimator="linear"``, of the linear reward models)."""
+        if self.leaf_estimator != "linear":
+            return super()._onnx_graph(graph)
+        from .._core.onnx_graph import classifier_outputs, leaf_outputs, oblique_leaves
+
+        tree, g, K = self.tree_, graph, self.n_classes_
+        leaves = oblique_leaves(g, tree.weights, tree.bias, tree.max_depth)
+        linear = g.op("Sigmoid", [g.linear(self.linear_coef_, self.linear_intercept_)])
+        reward = g.op("Add", [linear, leaf_outputs(g, leaves, self._leaf_offsets)])
+        index = g.op("ArgMax", [reward], axis=1, keepdims=0, select_last_index=0)
+        low = self.exploration / K
+        greedy = g.op("Equal", [g.const(np.arange(K, dtype=np.int64)[None]),
+                                g.op("Unsqueeze", [index, g.const(np.array([1], dtype=np.int64))])])
+        greedy = g.op("Cast", [greedy], to=g.onnx.TensorProto.DOUBLE)
+        proba = g.op("Add", [g.op("Mul", [greedy, g.const(np.array(1.0 - self.exploration))]),
+                             g.const(np.array(low))])
+        classifier_outputs(g, self, proba, index)
+
+    def _reward_estimates(self, X):
+        """Estimated reward of every action (``leaf_estimator="linear"``), validated ``X``."""
+        leaves = self.tree_.apply(X) - self.tree_.n_internal
+        lin = _sigmoid(X @ self.linear_coef_.T + self.linear_intercept_)
+        return lin + self._leaf_offsets[leaves]
+
+    def _policy_of(self, X):
+        if self.leaf_estimator != "linear":
+            return self.tree_.predict(X)
+        return policy_probabilities(self._reward_estimates(X), self.exploration)
+
+    def predict_proba(self, X):
+        """The policy's action probabilities (eq. 7) for each context.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The input samples.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Columns follow ``classes_``.
+        """
+        check_is_fitted(self)
+        return self._policy_of(check_predict_data(self, X))
+
+    def predict(self, X):
+        """The greedy action (class) for each context.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The input samples.
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+            The action of largest estimated reward.
+        """
+        if self.leaf_estimator != "linear":
+            return super().predict(X)
+        check_is_fitted(self)
+        X = check_predict_data(self, X)
+        return self.classes_.take(np.argmax(self._reward_estimates(X), axis=1))
 
     def _check_can_initialize(self):
         if self.classes is None:
@@ -272,7 +389,7 @@ class DGTBanditClassifier(TreeClassifierMixin, _BaseDGTBandit):
             :meth:`update`).
         """
         X = self._contexts(X)
-        p = self.tree_.predict(X)
+        p = self._policy_of(X)
         idx = self._draw(p, self._rng_for(random_state))
         return self.classes_.take(idx), p[np.arange(X.shape[0]), idx]
 
@@ -351,6 +468,7 @@ class DGTBanditRegressor(RegressorMixin, _BaseDGTBandit):
     ----------
 """
         + _DOC_COMMON_PARAMS.format(
+            depth=6, depth_note="",
             lr="1e-2", lr_note="the paper tunes 1e-2 / 1e-3 for regression",
             sample="sample_predictions", split_init="random",
             split_init_note="(Not measured for regression yet; hence the paper's default.)",

@@ -36,7 +36,7 @@ class _BaseDGTBandit(BaseObliqueTree):
         "accumulation_steps": [Interval(Integral, 1, None, closed="left")],
         "n_passes": [Interval(Integral, 1, None, closed="left")],
         "standardize": ["boolean"],
-        "split_init": [StrOptions({"median", "random"})],
+        "split_init": [StrOptions({"median", "pca", "random"})],
         "random_state": ["random_state"],
         "device": [StrOptions({"auto", "cpu", "cuda"})],
         "verbose": ["verbose"],
@@ -117,8 +117,8 @@ class _BaseDGTBandit(BaseObliqueTree):
         self.__dict__.pop("_engine", None)
         self.__dict__.pop("_state", None)
         engine = self._get_engine()
-        if self.split_init == "median":
-            engine.init_thresholds(self._standardized(X))
+        if self.split_init in ("median", "pca"):
+            engine.init_thresholds(self._standardized(X), principal=self.split_init == "pca")
         self._sync(engine)
 
     def _get_engine(self):
@@ -136,11 +136,15 @@ class _BaseDGTBandit(BaseObliqueTree):
         """Copy the live state to numpy and rebuild ``tree_`` from it."""
         self._state = engine.dump()
         W, b, leaf_params = engine.splits()
+        self._sync_linear(engine, leaf_params)
         tree = ObliqueTree.from_standardized(
             W, b, self._leaf_values(leaf_params), self._feature_mean, self._feature_scale
         )
         tree.n_node_samples = topology.subtree_sums(self._leaf_counts)
         self.tree_ = tree
+
+    def _sync_linear(self, engine, leaf_params):
+        """Hook: read a linear part of the leaves from the live engine."""
 
     def _contexts(self, X):
         """Validate contexts, initializing the learner on the first call."""
@@ -224,8 +228,8 @@ class _BaseDGTBandit(BaseObliqueTree):
         hard_tree_outputs(graph, self, self.tree_)
 
 
-_DOC_COMMON_PARAMS = """    max_depth : int, default=6
-        Height of the complete tree (``2**max_depth`` leaves); 1 to 12.
+_DOC_COMMON_PARAMS = """    max_depth : int, default={depth}
+        Height of the complete tree (``2**max_depth`` leaves); 1 to 12{depth_note}.
     n_layers : int, default=1
         Number ``L`` of linear layers of the over-parameterization (the paper's
         bandit experiments use ``L = 1``: the node weights are trained
@@ -253,13 +257,16 @@ _DOC_COMMON_PARAMS = """    max_depth : int, default=6
         are not). The scaling is folded into ``tree_``. Give that first call a
         representative batch of contexts (e.g. a burn-in of logged ``X``), or
         scale the features yourself and pass ``False``.
-    split_init : {{"median", "random"}}, default="{split_init}"
-        Thresholds of the initial tree. ``"median"``: the (random) split
-        directions stay, and node by node from the root each threshold is
-        moved to the median of the contexts reaching it in that first call,
-        so that every leaf starts with a comparable share of the contexts (a
-        random projection tree; contexts are observed, labels are not). A
-        node reached by fewer than 2 of them keeps threshold 0. ``"random"``:
+    split_init : {{"pca", "median", "random"}}, default="{split_init}"
+        Initial tree. ``"median"``: the (random) split directions stay, and
+        node by node from the root each threshold is moved to the median of
+        the contexts reaching it in that first call, so that every leaf
+        starts with a comparable share of the contexts (a random projection
+        tree; contexts are observed, labels are not). A node reached by
+        fewer than 2 of them keeps threshold 0. ``"pca"``: the same, with
+        each node's direction replaced by the leading principal direction of
+        the contexts reaching it (a principal-direction tree: the splits cut
+        the contexts across their widest spread). ``"random"``:
         zero biases, as in the paper: every split passes through the mean
         context, and the leaves are cones around it, many nearly empty.
         {split_init_note}

@@ -67,12 +67,7 @@ def regression_surrogate(pred, derivative):
     return derivative.detach() * pred[:, 0]
 
 
-#: Pseudo-count of the shrinkage of :func:`leaf_reward_estimates`: a node's
-#: estimate weighs its parent's as one observation of its own.
-PRIOR_STRENGTH = 1.0
-
-
-def leaf_reward_estimates(plays, rewards, prior, strength=PRIOR_STRENGTH):
+def leaf_reward_estimates(plays, rewards, prior, strength):
     """Mean reward of every action at every leaf, shrunk along the tree.
 
     ``plays[l, k]`` rounds reached leaf ``l`` and played action ``k``,
@@ -87,7 +82,9 @@ def leaf_reward_estimates(plays, rewards, prior, strength=PRIOR_STRENGTH):
     plays, rewards : ndarray of shape (2**depth, n_actions)
     prior : float
         Value above the root.
-    strength : float, default=PRIOR_STRENGTH
+    strength : float
+        Pseudo-count ``m``: a node weighs its parent's estimate as ``m``
+        observations of its own (the estimator's ``prior_strength``).
 
     Returns
     -------
@@ -104,6 +101,11 @@ def leaf_reward_estimates(plays, rewards, prior, strength=PRIOR_STRENGTH):
     return est
 
 
+def linear_rewards(Z1, coef):
+    """``sigmoid(Z1 @ coef.T)``: the per-action logistic reward models on ``[z, 1]``."""
+    return 1.0 / (1.0 + np.exp(-(Z1 @ coef.T)))
+
+
 def _middle_gap(values):
     """Threshold in the gap between sorted ``values`` nearest their middle.
 
@@ -117,6 +119,37 @@ def _middle_gap(values):
         return 0.0
     i = gaps[np.argmin(np.abs(gaps - v.size / 2))]
     return 0.5 * (v[i - 1] + v[i])
+
+
+def _principal_directions(H, W, b):
+    """Set every row of ``W`` to its node's top principal direction, in place.
+
+    Node by node from the root, the contexts ``H`` reaching node ``i``
+    (routed by the rows already set, with the thresholds at their middle gaps)
+    give its direction: the leading right singular vector of their centred
+    matrix, with the norm of the random row it replaces (the scale of the node
+    scores stays that of the random start) and the sign that makes its largest
+    component positive. A node reached by fewer than 2 contexts keeps its row.
+    """
+    n_internal = W.shape[0]
+    node = np.zeros(H.shape[0], dtype=np.int64)
+    rows = np.arange(H.shape[0])
+    while True:
+        inside = node < n_internal
+        if not inside.any():
+            break
+        shift = np.zeros(n_internal)
+        for i in np.unique(node[inside]):
+            Hi = H[node == i]
+            if Hi.shape[0] >= 2:
+                C = Hi - Hi.mean(axis=0)
+                v = np.linalg.svd(C, full_matrices=False)[2][0]
+                v *= np.sign(v[np.argmax(np.abs(v))]) or 1.0
+                W[i] = v * np.linalg.norm(W[i])
+            shift[i] = _middle_gap(Hi @ W[i] + b[i])
+        r = rows[inside]
+        score = np.einsum("ij,ij->i", H[r], W[node[r]]) + b[node[r]] - shift[node[r]]
+        node[r] = 2 * node[r] + 1 + (score > 0)
 
 
 def _to_numpy(obj):
@@ -147,11 +180,13 @@ class OnlineDGT:
         self.accumulation_steps = est.accumulation_steps
         n_features, n_outputs = est.n_features_in_, est._n_outputs()
         self.counts = None
+        self.linear = None
+        leaf_estimator = getattr(est, "leaf_estimator", "gradient")
         with seeded(est._seed):
             module = DGTModule(
                 n_features, est.max_depth, n_outputs, est._hidden_sizes(), row_scale=True
             )
-            if is_classifier(est) and getattr(est, "leaf_estimator", "gradient") == "counts":
+            if is_classifier(est) and leaf_estimator in ("counts", "linear"):
                 # Leaves hold running reward estimates (leaf_reward_estimates),
                 # not trained parameters; the fixed 1e-6 noise only breaks
                 # exact ties (e.g. between actions never played below a node).
@@ -160,6 +195,14 @@ class OnlineDGT:
                 self.counts = np.zeros((2, *module.leaf.shape))  # plays, rewards
                 self.pending_counts = np.zeros_like(self.counts)
                 self.prior = 1.0 / n_outputs
+                self.prior_strength = est.prior_strength
+                if leaf_estimator == "linear":
+                    # One logistic reward model per action on [z, 1]; the
+                    # leaves count the residual rewards (prior 0 above the root).
+                    self.linear = np.zeros((n_outputs, n_features + 1))
+                    self.pending_linear = np.zeros_like(self.linear)
+                    self.linear_learning_rate = est.linear_learning_rate
+                    self.prior = 0.0
             elif is_classifier(est) and n_outputs > 2:
                 # Leaf logits start at logit(1/K): sigmoid(theta) = 1/K, the
                 # expected reward of a uniformly random action, instead of
@@ -201,6 +244,9 @@ class OnlineDGT:
             self.tiebreak = state["tiebreak"].copy()
             self.counts = state["counts"].copy()
             self.pending_counts = state["pending_counts"].copy()
+        if self.linear is not None:
+            self.linear = state["linear"].copy()
+            self.pending_linear = state["pending_linear"].copy()
 
     def dump(self):
         state = {
@@ -212,10 +258,12 @@ class OnlineDGT:
         if self.counts is not None:
             state.update(tiebreak=self.tiebreak.copy(), counts=self.counts.copy(),
                          pending_counts=self.pending_counts.copy())
+        if self.linear is not None:
+            state.update(linear=self.linear.copy(), pending_linear=self.pending_linear.copy())
         return state
 
     @torch.no_grad()
-    def init_thresholds(self, Z):
+    def init_thresholds(self, Z, principal=False):
         """Move every split's threshold to the median of its region's contexts.
 
         ``Z`` are the (standardized, unlabelled) contexts of the call that
@@ -227,7 +275,16 @@ class OnlineDGT:
         zero biases give. A node reached by fewer than 2 distinct scores
         keeps its bias.
         """
-        a = self.module.node_scores(to_tensor(Z, self.device, dtype=DTYPE)).double().cpu().numpy()
+        x = to_tensor(Z, self.device, dtype=DTYPE)
+        for layer in self.module.layers[:-1]:
+            x = layer(x)
+        last = self.module.layers[-1]
+        if principal:
+            H = x.double().cpu().numpy()
+            W = last.weight.detach().double().cpu().numpy().copy()
+            _principal_directions(H, W, last.bias.detach().double().cpu().numpy())
+            last.weight.copy_(torch.as_tensor(W, dtype=last.weight.dtype))
+        a = last(x).double().cpu().numpy()
         n_internal = a.shape[1]
         shift = np.zeros(n_internal)
         node = np.zeros(a.shape[0], dtype=np.int64)
@@ -268,11 +325,16 @@ class OnlineDGT:
         """
         if self.counts is None:
             return
+        if self.linear is not None:
+            g = self._linear_reward[np.arange(actions.size), actions]
+            np.add.at(self.pending_linear, actions, (g - rewards)[:, None] * self._z)
+            rewards = rewards - g  # the leaves count what the linear model misses
         np.add.at(self.pending_counts[0], (self._leaf, actions), 1.0)
         np.add.at(self.pending_counts[1], (self._leaf, actions), rewards)
 
     def _refresh_leaves(self):
-        est = leaf_reward_estimates(self.counts[0], self.counts[1], self.prior)
+        est = leaf_reward_estimates(self.counts[0], self.counts[1], self.prior,
+                                    self.prior_strength)
         with torch.no_grad():
             self.module.leaf.copy_(torch.from_numpy(est + self.tiebreak))
 
@@ -280,6 +342,9 @@ class OnlineDGT:
         if self.params:
             self.optimizer.step()
             self.optimizer.zero_grad(set_to_none=True)
+        if self.linear is not None:
+            self.linear -= self.linear_learning_rate * self.pending_linear
+            self.pending_linear[:] = 0.0
         if self.counts is not None:
             self.counts += self.pending_counts
             self.pending_counts[:] = 0.0
@@ -338,6 +403,10 @@ class OnlineDGT:
             rows = np.arange(start, stop)
             out, leaf = self.module.forward_with_leaf(Zt[start:stop])
             self._leaf = leaf.cpu().numpy()
+            if self.linear is not None:
+                self._z = np.column_stack([Z[start:stop], np.ones(stop - start)]).astype(np.float64)
+                self._linear_reward = linear_rewards(self._z, self.linear)
+                out = out + torch.as_tensor(self._linear_reward, dtype=out.dtype, device=out.device)
             loss = round_loss(out, leaf, rows)
             total = loss.sum() / self.accumulation_steps
             if not torch.isfinite(total):
