@@ -72,6 +72,9 @@ CASES = [
          early_stopping=False),
     # members stop apart; hidden layers (node scores through the product W_3 W_2 W_1)
     dict(optimizer="rmsprop", momentum=0.3, n_iter_no_change=2, n_layers=3),
+    # the single trees' greedy start: every member starts from its own CART,
+    # which is also its epoch-0 early-stopping candidate
+    dict(init="cart", n_iter_no_change=3),
 ]
 
 

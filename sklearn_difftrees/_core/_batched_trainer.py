@@ -153,6 +153,7 @@ def train_batched(
     verbose=0,
     score_fn=None,
     penalty_fn=None,
+    keep_start=False,
     name="model",
     on_member_done=None,
     member_penalty_fn=None,
@@ -192,6 +193,9 @@ def train_batched(
         of rows) or on its step (a warm-up).
     on_member_done : callable, optional
         Called with a member's index and its history when it stops training.
+    keep_start : bool, default=False
+        As for :func:`~sklearn_difftrees._core._trainer.train`: every
+        member's starting weights are its epoch-0 candidate of early stopping.
 
     The other parameters are those of
     :func:`~sklearn_difftrees._core._trainer.train`, shared by all members.
@@ -225,13 +229,20 @@ def train_batched(
     histories = [None] * T
 
     full = {k: v.detach() for k, v in params.items()}  # every member, the results
+    start = keep_start and early_stopping and has_val
     if has_val:  # the untrained members' validation losses: divergence references
         with torch.no_grad():
             out = forward(full, Xv, val_mask)
         for i, (Xi, Yi, wi) in enumerate(val):
-            monitors[i].reference(float((loss_fn(out[i, : n_val[i]], Yi) * wi).sum() / wi.sum()))
+            oi = out[i, : n_val[i]]
+            loss_i = float((loss_fn(oi, Yi) * wi).sum() / wi.sum())
+            if start:  # the starting weights are epoch 0's candidate
+                score_i = float(score_fn(oi, Yi, wi)) if score_fn is not None else -loss_i
+                monitors[i].start(loss_i, score_i)
+            else:
+                monitors[i].reference(loss_i)
     best = {k: v.clone() for k, v in full.items()} if has_val else None
-    improved_once = np.zeros(T, dtype=bool)
+    improved_once = np.full(T, start, dtype=bool)
     active = np.arange(T)  # the members still training, positions in `full`
     work = {k: v.clone().requires_grad_(True) for k, v in full.items()}
     opt = _BatchedOptimizer(optimizer, work, momentum)

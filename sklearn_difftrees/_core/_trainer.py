@@ -95,6 +95,7 @@ def train(
     validation_data=None,
     score_fn=None,
     penalty_fn=None,
+    keep_start=False,
     name="model",
 ):
     """Train ``module`` in place and return its :class:`History`.
@@ -113,6 +114,12 @@ def train(
     penalty_fn : callable, optional
         ``penalty_fn(module) -> scalar tensor or None`` added to every batch
         loss.
+    keep_start : bool, default=False
+        With validation data and ``early_stopping``: count the starting
+        model as epoch 0, a candidate of early stopping (for a start that is
+        already a good model, such as a greedy tree). Training must then beat
+        its validation loss, and when no epoch does, the starting weights are
+        returned: never worse on validation than where training started.
 
     Early stopping: with ``early_stopping`` the validation loss is monitored
     and the weights of the best epoch are restored at the end; otherwise the
@@ -143,13 +150,17 @@ def train(
     # The untrained model's loss: the reference that divergence is measured
     # against (the validation set when there is one, else <= 1024 rows).
     ref_data = validation_data or tuple(t[:1024] for t in train_data)
-    ref_loss, _ = _evaluate(module, loss_fn, score_fn, *ref_data)
+    ref_loss, ref_score = _evaluate(module, loss_fn, score_fn, *ref_data)
     if validation_data is None and penalty_fn is not None:
         with torch.no_grad():
             penalty = penalty_fn(module)
         ref_loss += 0.0 if penalty is None else float(penalty)
-    monitor.reference(ref_loss)
     best_state = None
+    if keep_start and early_stopping and validation_data is not None:
+        monitor.start(ref_loss, ref_score)  # ref_data is the validation data
+        best_state = {k: v.detach().clone() for k, v in module.state_dict().items()}
+    else:
+        monitor.reference(ref_loss)
     module.train()
     for epoch in range(1, max_iter + 1):
         tic = time.perf_counter()

@@ -191,6 +191,18 @@ class BaseGradientModel(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         """Regularization added to every batch loss (``None``: none)."""
         return None
 
+    def _init_module(self, module, Z, Y, w, seed):
+        """Data-dependent start of a freshly built ``module`` (in place).
+
+        Called by :meth:`_fit_setup` (not when ``warm_start`` continues a
+        fit) with the standardized training rows ``Z`` (validation rows
+        excluded), the encoded target ``Y``, the normalized weights ``w`` and
+        the fit's ``seed``. Return True to make the start a candidate of
+        early stopping (``keep_start`` of the training loop). The default
+        keeps the module's own initialization.
+        """
+        return False
+
     def _discard_warm_start_state(self):
         """Drop the trained module's weights, kept only for ``warm_start``.
 
@@ -282,8 +294,11 @@ class BaseGradientModel(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         device = resolve_device(self.device)
         with seeded(seed):
             module = self._build_module(X.shape[1], n_outputs)
+        keep_start = False
         if warm:
             module.load_state_dict({k: torch.from_numpy(v) for k, v in self._module_state.items()})
+        else:
+            keep_start = self._init_module(module, Z_fit, Y_fit, w_fit, seed)
         module.to(device)
         ydtype = torch.long if is_classifier(self) else torch.float32
 
@@ -306,6 +321,7 @@ class BaseGradientModel(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
             tol=self.tol,
             seed=seed,
             verbose=self.verbose,
+            keep_start=bool(keep_start),
             name=type(self).__name__,
         )
         return _FitPlan(module, pack(Z_fit, Y_fit, w_fit), train_kwargs, device,

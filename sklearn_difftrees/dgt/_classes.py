@@ -18,6 +18,12 @@ _TABLE12_WIDTH = [240, 600, 1008, 1530, 2046]
 #: class whatever the width, and beyond this the CPU cost of an epoch grows
 #: quadratically for no measured accuracy gain (see docs/benchmarks.md).
 AUTO_WIDTH_CAP = 256
+#: Norm of every embedded CART row ``[w, b]`` of the greedy start
+#: (``init="cart"``; :func:`~sklearn_difftrees._core.greedy.cart_to_complete`).
+#: Node scores ``a = c (z_f - t)`` with ``c <= 1``: the rows within about one
+#: standard deviation of a threshold fall inside the straight-through window
+#: ``|a| <= 1`` and carry gradient.
+CART_ROW_NORM = 1.0
 
 
 class _BaseDGT(BaseGradientTree):
@@ -35,6 +41,7 @@ class _BaseDGT(BaseGradientTree):
         "alpha_l1": [Interval(Real, 0, None, closed="left")],
         "alpha_l2": [Interval(Real, 0, None, closed="left")],
         "refit_leaves": ["boolean"],
+        "init": [StrOptions({"cart", "random"})],
     }
 
     def __init__(
@@ -46,6 +53,7 @@ class _BaseDGT(BaseGradientTree):
         alpha_l1=0.0,
         alpha_l2=0.0,
         refit_leaves=True,
+        init="random",
         max_iter=200,
         batch_size=128,
         learning_rate=1e-2,
@@ -68,6 +76,7 @@ class _BaseDGT(BaseGradientTree):
         self.alpha_l1 = alpha_l1
         self.alpha_l2 = alpha_l2
         self.refit_leaves = refit_leaves
+        self.init = init
         self.max_iter = max_iter
         self.batch_size = batch_size
         self.learning_rate = learning_rate
@@ -97,6 +106,53 @@ class _BaseDGT(BaseGradientTree):
         from ._module import DGTModule
 
         return DGTModule(n_features, self.max_depth, n_outputs, self._hidden_sizes())
+
+    def _init_module(self, module, Z, Y, w, seed):
+        """Greedy start (``init="cart"``): the CART grown on the training rows.
+
+        A CART of depth ``max_depth`` (entropy / squared error) is embedded
+        into the complete tree (axis-aligned rows of norm
+        :data:`CART_ROW_NORM`; shallower CART leaves become pass-through
+        nodes whose rows are zero); with ``n_layers > 1`` the last layer is
+        solved so that the product of the layers is that embedding. Every
+        reached leaf starts at the closed-form minimizer of the training loss
+        of its rows (as ``refit_leaves``), so the module starts as the CART it
+        came from, and that start is kept as an early-stopping candidate.
+        """
+        if self.init == "random":
+            return False
+        import torch
+        from sklearn.base import is_classifier
+        from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+        from .._core.greedy import cart_to_complete
+        from ._module import hard_leaf
+
+        if is_classifier(self):
+            cart = DecisionTreeClassifier(criterion="entropy", max_depth=self.max_depth,
+                                          random_state=seed)
+        else:
+            cart = DecisionTreeRegressor(max_depth=self.max_depth, random_state=seed)
+        cart.fit(Z, Y, sample_weight=w)
+        W, b, _ = cart_to_complete(cart, self.max_depth, Z.shape[1], CART_ROW_NORM)
+        layers = module.layers
+        with torch.no_grad():
+            last = layers[-1]
+            if len(layers) > 1:  # W = W_L H, b = W_L b_H + b_L with H = W_(L-1)...W_1
+                H = layers[0].weight.double()
+                bH = layers[0].bias.double()
+                for layer in layers[1:-1]:
+                    H = layer.weight.double() @ H
+                    bH = layer.weight.double() @ bH + layer.bias.double()
+                WL = torch.as_tensor(W) @ torch.linalg.pinv(H)
+                b = torch.as_tensor(b) - WL @ bH
+                W = WL
+            last.weight.copy_(torch.as_tensor(W))
+            last.bias.copy_(torch.as_tensor(b))
+            leaf = hard_leaf(module.node_scores(torch.as_tensor(Z)), self.max_depth).numpy()
+            theta = self._refit_leaf_params(leaf, Y, w, module.leaf.double().numpy())
+            module.leaf.copy_(torch.as_tensor(theta))
+        return True
 
     def _penalty(self, module):
         if not (self.alpha_l1 or self.alpha_l2):
@@ -149,6 +205,15 @@ _DOC_TREE_PARAMS = """    max_depth : int, default=6 (classifier) or 8 (regresso
         benchmark sets (docs/benchmarks.md), the refit lowers regression error
         markedly but slightly lowers classification accuracy, hence the
         different defaults.
+    init : {"random", "cart"}, default="random"
+        Start of training. ``"cart"``: the greedy tree, a CART of depth
+        ``max_depth`` grown on the training rows (validation rows excluded)
+        and embedded into the complete tree, its leaves set to the training
+        loss's minimizer for their rows. With ``early_stopping`` this start
+        is the candidate of epoch 0, so the kept weights' validation loss is
+        never above that CART's (see the user guide, "Greedy start").
+        ``"random"``: random node weights, zero biases and small random leaves
+        (the paper's start).
     max_iter : int, default=200
         Maximum number of epochs.
     batch_size : int, default=128
@@ -309,6 +374,7 @@ class DGTClassifier(TreeClassifierMixin, _BaseDGT):
         alpha_l1=0.0,
         alpha_l2=0.0,
         refit_leaves=False,
+        init="random",
         max_iter=200,
         batch_size=128,
         learning_rate=1e-2,
@@ -333,6 +399,7 @@ class DGTClassifier(TreeClassifierMixin, _BaseDGT):
             alpha_l1=alpha_l1,
             alpha_l2=alpha_l2,
             refit_leaves=refit_leaves,
+            init=init,
             max_iter=max_iter,
             batch_size=batch_size,
             learning_rate=learning_rate,

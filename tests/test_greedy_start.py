@@ -1,0 +1,140 @@
+"""The greedy (CART) start of DGT and the start kept as an early-stopping candidate.
+
+* ``init="cart"`` embeds a CART grown on the training rows into DGT's
+  complete tree: before any training step the module must route every row
+  to a leaf of the CART leaf it came from, with ``n_layers=1`` and through
+  the product of ``n_layers > 1`` layers.
+* ``keep_start=True`` of the shared trainers makes the starting weights
+  epoch 0's candidate: when every epoch only makes the validation loss worse,
+  the starting weights come back unchanged (and without the option they do
+  not).
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from sklearn.datasets import make_classification, make_regression
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+from sklearn_difftrees import DGTClassifier, DGTRegressor
+from sklearn_difftrees._core._batched_trainer import train_batched
+from sklearn_difftrees._core._trainer import train
+from sklearn_difftrees._core.greedy import cart_to_complete
+from sklearn_difftrees.dgt._module import hard_leaf
+
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
+
+def _data(task):
+    if task == "classification":
+        X, y = make_classification(400, 6, n_informative=4, n_classes=3, random_state=0)
+    else:
+        X, y = make_regression(400, 6, n_informative=4, noise=5.0, random_state=0)
+    return X * np.array([1, 10, 100, 0.1, 1, 1000]) + 3.0, y  # unequal scales
+
+
+@pytest.mark.parametrize("n_layers", [1, 3])
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_cart_start_routes_like_the_cart_it_came_from(task, n_layers):
+    X, y = _data(task)
+    cls = DGTClassifier if task == "classification" else DGTRegressor
+    est = cls(max_depth=4, n_layers=n_layers, hidden_width=16, init="cart", random_state=0)
+    plan = est._fit_setup(X, y, None)
+    Z, Y, w = (t.numpy() for t in plan.train_data)
+    assert plan.train_kwargs["keep_start"]
+    seed = plan.train_kwargs["seed"]
+    if task == "classification":
+        cart = DecisionTreeClassifier(criterion="entropy", max_depth=4, random_state=seed)
+    else:
+        cart = DecisionTreeRegressor(max_depth=4, random_state=seed)
+    cart.fit(Z, Y, sample_weight=w)
+    _, _, leaf_node = cart_to_complete(cart, 4, Z.shape[1], 1.0)
+    with torch.no_grad():
+        leaf = hard_leaf(plan.module.node_scores(plan.train_data[0]), 4).numpy()
+        out = plan.module(plan.train_data[0]).numpy()
+    np.testing.assert_array_equal(leaf_node[leaf], cart.apply(Z))
+    # The leaves start at the training loss's minimizer of their rows: the
+    # CART's own predictions (majority class / mean target).
+    if task == "classification":
+        assert np.mean(out.argmax(1) == cart.predict(Z)) > 0.99
+    else:
+        np.testing.assert_allclose(out[:, 0], cart.predict(Z), rtol=1e-5, atol=1e-5)
+
+
+def test_random_init_keeps_the_random_start():
+    X, y = _data("classification")
+    plan = DGTClassifier(max_depth=3, init="random", random_state=0)._fit_setup(X, y, None)
+    assert not plan.train_kwargs["keep_start"]
+    weight = plan.module.layers[0].weight
+    assert (weight != 0).all()  # not axis-aligned rows
+
+
+def _flipped_plan(est, X, y):
+    """A plan whose training labels contradict the validation labels: every
+    step away from the (CART) start makes the validation loss worse."""
+    plan = est._fit_setup(X, y, None)
+    Xt, Yt, wt = plan.train_data
+    plan.train_data = (Xt, (Yt + 1) % 3, wt)
+    return plan
+
+
+def test_estimator_returns_its_start_when_training_only_hurts_validation():
+    X, y = make_classification(600, 5, n_informative=4, n_redundant=0, n_classes=3,
+                               class_sep=2.0, random_state=0)
+    est = DGTClassifier(max_depth=3, max_iter=6, n_iter_no_change=3, init="cart",
+                        random_state=0)
+    plan = _flipped_plan(est, X, y)
+    start = {k: v.clone() for k, v in plan.module.state_dict().items()}
+    history = train(plan.module, est._loss_fn, plan.train_data, **plan.train_kwargs)
+    assert history.best_epoch == 0 and history.stopped_early
+    for k, v in plan.module.state_dict().items():
+        torch.testing.assert_close(v, start[k], rtol=0, atol=0)
+    assert len(history.validation_scores) == 3  # it did train, then went back
+    est._fit_complete(plan, history)
+    assert est.best_validation_score_ > 0.8  # the CART's, not the flipped labels'
+
+    # Without the option, the trained (worse) weights are kept.
+    plan = _flipped_plan(est, X, y)
+    kwargs = {**plan.train_kwargs, "keep_start": False}
+    history = train(plan.module, est._loss_fn, plan.train_data, **kwargs)
+    assert history.best_epoch > 0
+    moved = plan.module.state_dict()["layers.0.weight"] - start["layers.0.weight"]
+    assert moved.abs().max() > 1e-4
+
+
+@pytest.mark.parametrize("keep_start", [True, False])
+def test_batched_trainer_keeps_every_members_start(keep_start):
+    """Two members (linear softmax models) whose training labels contradict
+    their validation labels, the start fitted to the validation labels."""
+    rng = np.random.RandomState(0)
+    members, starts = [], []
+    for _ in range(2):
+        X = torch.as_tensor(rng.normal(size=(120, 3)), dtype=torch.float32)
+        y = X[:, 0].gt(0).long()
+        w = torch.ones(120)
+        members.append({"train_data": (X[:100], 1 - y[:100], w[:100]),
+                        "validation_data": (X[100:], y[100:], w[100:]),
+                        "seed": 0, "verbose": 0})
+        starts.append(torch.tensor([[-2.0, 0, 0], [2.0, 0, 0]]))
+    params = {"weight": torch.stack(starts)}
+
+    def forward(p, x, mask):
+        return torch.bmm(x, p["weight"].transpose(1, 2))
+
+    def loss_fn(out, yy):
+        return torch.nn.functional.cross_entropy(out, yy, reduction="none")
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        histories = train_batched(
+            forward, params, loss_fn, members, max_iter=4, batch_size=32, learning_rate=0.1,
+            optimizer="sgd", momentum=0.0, lr_schedule="constant", grad_clip=None,
+            early_stopping=True, n_iter_no_change=10, tol=0.0, keep_start=keep_start)
+    if keep_start:
+        torch.testing.assert_close(params["weight"], torch.stack(starts), rtol=0, atol=0)
+        assert all(h.best_epoch == 0 for h in histories)
+    else:
+        assert (params["weight"] - torch.stack(starts)).abs().max() > 1e-3
