@@ -120,7 +120,8 @@ def run_classification(name, args, seed):
     learners = {
         "DGT-Bandit (defaults)": DGTBanditClassifier(classes=classes, random_state=seed),
         "DGT-Bandit (paper mode)": DGTBanditClassifier(
-            classes=classes, leaf_estimator="gradient", split_init="random", random_state=seed),
+            classes=classes, leaf_estimator="gradient", split_init="random", max_depth=6,
+            random_state=seed),
         "eps-greedy linear (eps 0.5)": EpsilonGreedyLinearBandit(classes, random_state=seed),
         "eps-greedy logistic (eps 0.3)": EpsilonGreedyLogisticBandit(classes,
                                                                      random_state=seed),
