@@ -512,12 +512,15 @@ def test_batched_level_equals_node_by_node_stumps(classification):
 
     est = ConvexPolytopeTreeClassifier()
     prior = dict(gamma0=est.gamma0, c0=est.c0, a_beta=est.a_beta, b_beta=est.b_beta)
-    settings = dict(batch_size=64, learning_rate=est.learning_rate, optimizer=est.optimizer,
+    # epoch_rows=200 < 333: the largest node's epochs are slices of a stream
+    # of permutations (batch_size="auto" on large data).
+    settings = dict(batch_size=64, epoch_rows=200, learning_rate=est.learning_rate,
+                    optimizer=est.optimizer,
                     momentum=est.momentum, lr_schedule="cosine", grad_clip=1.0,
                     n_iter_no_change=3, tol=est.tol, verbose=0)
     rng = np.random.RandomState(0)
     nodes = []
-    for i, n in enumerate([40, 150, 333]):  # 1, 3 and 6 steps per epoch
+    for i, n in enumerate([40, 150, 333]):  # 1, 3 and 4 steps per epoch
         Z = rng.normal(size=(n, 4)).astype(np.float32)
         if classification:
             Y = (Z[:, 0] + Z[:, 1] ** 2 > 1).astype(np.int64)

@@ -18,6 +18,7 @@ Members whose epoch has fewer steps, or that have stopped, are not updated
 (their optimizer state neither); stopped members leave the batch.
 """
 
+import functools
 import math
 import time
 
@@ -25,6 +26,7 @@ import numpy as np
 import torch
 
 from ._monitor import EpochMonitor
+from .batching import RowStream
 
 __all__ = ["train_batched"]
 
@@ -150,6 +152,7 @@ def train_batched(
     early_stopping,
     n_iter_no_change,
     tol,
+    epoch_rows=None,
     verbose=0,
     score_fn=None,
     penalty_fn=None,
@@ -193,6 +196,9 @@ def train_batched(
         of rows) or on its step (a warm-up).
     on_member_done : callable, optional
         Called with a member's index and its history when it stops training.
+    epoch_rows : int, optional
+        As for :func:`~sklearn_difftrees._core._trainer.train`, per member:
+        a member's epoch visits ``min(epoch_rows, its rows)`` rows.
     keep_start : bool, default=False
         As for :func:`~sklearn_difftrees._core._trainer.train`: every
         member's starting weights are its epoch-0 candidate of early stopping.
@@ -209,10 +215,15 @@ def train_batched(
     X = _pad([m["train_data"][0] for m in members], device)
     Y = _pad([m["train_data"][1] for m in members], device)
     w = _pad([m["train_data"][2] for m in members], device)
-    n = np.array([m["train_data"][0].shape[0] for m in members])
+    n_rows = np.array([m["train_data"][0].shape[0] for m in members])
+    n = n_rows if epoch_rows is None else np.minimum(n_rows, int(epoch_rows))  # per epoch
     steps = np.maximum(1, -(-n // batch_size))
     cycles = np.maximum(1, math.ceil(max_iter / 4)) * steps
-    generators = [torch.Generator().manual_seed(int(m["seed"])) for m in members]
+    streams = []
+    for m, n_i, rows_i in zip(members, n_rows, n):
+        gen = torch.Generator().manual_seed(int(m["seed"]))
+        streams.append(RowStream(n_i, rows_i, functools.partial(
+            torch.randperm, int(n_i), generator=gen), torch.cat))
     has_val = members[0]["validation_data"] is not None
     if has_val:
         val = [m["validation_data"] for m in members]
@@ -253,7 +264,7 @@ def train_batched(
         n_a, steps_a = n[active], steps[active]
         perms = torch.zeros((A, int(steps_a.max()) * batch_size), dtype=torch.long)
         for j, i in enumerate(active):
-            perms[j, : n_a[j]] = torch.randperm(int(n_a[j]), generator=generators[i])
+            perms[j, : n_a[j]] = streams[i].next()
         perms = perms.to(device)
         rows = torch.as_tensor(active, device=device)[:, None]
         total = torch.zeros(A, dtype=torch.float64, device=device)

@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from ._monitor import EpochMonitor, History
+from .batching import RowStream
 
 __all__ = ["History", "make_optimizer", "resolve_device", "seeded", "to_tensor", "train"]
 
@@ -91,6 +92,7 @@ def train(
     n_iter_no_change,
     tol,
     seed,
+    epoch_rows=None,
     verbose=0,
     validation_data=None,
     score_fn=None,
@@ -114,6 +116,13 @@ def train(
     penalty_fn : callable, optional
         ``penalty_fn(module) -> scalar tensor or None`` added to every batch
         loss.
+    batch_size : int
+        Rows per optimizer step (resolved by the caller, see
+        :func:`~sklearn_difftrees._core.batching.resolve_batching`).
+    epoch_rows : int, optional
+        Rows per epoch (default: all of them). Fewer rows make successive
+        epochs slices of one shuffled stream of passes
+        (:class:`~sklearn_difftrees._core.batching.RowStream`).
     keep_start : bool, default=False
         With validation data and ``early_stopping``: count the starting
         model as epoch 0, a candidate of early stopping (for a start that is
@@ -134,7 +143,8 @@ def train(
     n = X.shape[0]
     params = [p for p in module.parameters() if p.requires_grad]
     opt = make_optimizer(optimizer, params, learning_rate, momentum)
-    steps_per_epoch = max(1, math.ceil(n / batch_size))
+    rows = n if epoch_rows is None else min(int(epoch_rows), n)
+    steps_per_epoch = max(1, math.ceil(rows / batch_size))
     scheduler = None
     if lr_schedule == "cosine":
         # Cosine annealing with warm restarts: four cycles over max_iter epochs
@@ -142,6 +152,7 @@ def train(
         cycle = max(1, math.ceil(max_iter / 4)) * steps_per_epoch
         scheduler = torch.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=cycle)
     generator = torch.Generator().manual_seed(int(seed))
+    stream = RowStream(n, rows, lambda: torch.randperm(n, generator=generator), torch.cat)
     monitor = EpochMonitor(
         name=name, max_iter=max_iter, n_iter_no_change=n_iter_no_change, tol=tol,
         learning_rate=learning_rate, has_validation=validation_data is not None,
@@ -164,9 +175,9 @@ def train(
     module.train()
     for epoch in range(1, max_iter + 1):
         tic = time.perf_counter()
-        perm = torch.randperm(n, generator=generator).to(X.device)
+        perm = stream.next().to(X.device)
         total = 0.0
-        for start in range(0, n, batch_size):
+        for start in range(0, rows, batch_size):
             idx = perm[start : start + batch_size]
             xb, yb, wb = X[idx], Y[idx], w[idx]
             loss = (loss_fn(module(xb), yb) * wb).mean()
@@ -191,7 +202,7 @@ def train(
         validation = None
         if validation_data is not None:
             validation = _evaluate(module, loss_fn, score_fn, *validation_data)
-        if monitor.end_epoch(epoch, total / n, tic, validation) and validation is not None:
+        if monitor.end_epoch(epoch, total / rows, tic, validation) and validation is not None:
             best_state = {k: v.detach().clone() for k, v in module.state_dict().items()}
         if monitor.should_stop:
             break

@@ -32,6 +32,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._compat import Interval, RealNotInt, StrOptions, _fit_context
 from .optional import require_torch
 from .persistence import VersionedStateMixin
+from .batching import resolve_batching
 from ._guard import check_finite_model
 from .tree import ObliqueTree
 from .validation import (
@@ -55,7 +56,7 @@ __all__ = [
 #: gradient-trained estimator (merged into each ``_parameter_constraints``).
 TRAINING_PARAMETER_CONSTRAINTS = {
     "max_iter": [Interval(Integral, 1, None, closed="left")],
-    "batch_size": [Interval(Integral, 1, None, closed="left")],
+    "batch_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
     "learning_rate": [Interval(Real, 0, None, closed="neither")],
     "optimizer": [StrOptions({"adam", "rmsprop", "sgd"})],
     "momentum": [Interval(Real, 0, 1, closed="left")],
@@ -173,6 +174,9 @@ class BaseGradientModel(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
     """
 
     _parameter_constraints = dict(TRAINING_PARAMETER_CONSTRAINTS)
+    #: The batch ``batch_size="auto"`` uses on small data
+    #: (:func:`~sklearn_difftrees._core.batching.resolve_batching`).
+    _base_batch_size = 128
 
     @abstractmethod
     def _build_module(self, n_features, n_outputs):
@@ -305,12 +309,15 @@ class BaseGradientModel(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         def pack(Zp, Yp, wp):
             return to_tensor(Zp, device), to_tensor(Yp, device, ydtype), to_tensor(wp, device)
 
+        batch, epoch_rows = resolve_batching(self.batch_size, Z_fit.shape[0],
+                                             self._base_batch_size)
         train_kwargs = dict(
             validation_data=None if val is None else pack(*val),
             score_fn=self._score_fn,
             penalty_fn=self._penalty,
             max_iter=self.max_iter,
-            batch_size=self.batch_size,
+            batch_size=batch,
+            epoch_rows=epoch_rows,
             learning_rate=self.learning_rate,
             optimizer=self.optimizer,
             momentum=self.momentum,

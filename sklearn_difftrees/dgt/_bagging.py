@@ -10,6 +10,7 @@ import numpy as np
 from sklearn.utils.parallel import Parallel, delayed
 
 from .._core._progress import Progress
+from .._core.batching import resolve_batching
 from .._core.optional import require_torch
 
 __all__ = ["_bootstrap_counts", "_fit_chunk", "_fit_members_with_progress",
@@ -37,6 +38,12 @@ def _fit_chunk(members, X, y, weights, single_thread, on_member_done=None):
         from ._batched import fit_batched
 
         plans = [member._fit_setup(X, y, w) for member, w in zip(members, weights)]
+        # One batching for every member, from the forest's rows (a member's
+        # own would depend on its bootstrap draw, and so on the chunking).
+        batch, epoch_rows = resolve_batching(members[0].batch_size, X.shape[0],
+                                             members[0]._base_batch_size)
+        for plan in plans:
+            plan.train_kwargs.update(batch_size=batch, epoch_rows=epoch_rows)
         # Members share the forest's classes (or outputs), so one batched model.
         histories = fit_batched(members, plans, on_member_done=on_member_done)
         for member, plan, history in zip(members, plans, histories):

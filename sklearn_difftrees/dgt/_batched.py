@@ -203,9 +203,9 @@ def fit_batched(members, plans, *, on_member_done=None):
         penalty_fn=penalty if (first.alpha_l1 or first.alpha_l2) else None,
         on_member_done=on_member_done,
         keep_start=all(plan.train_kwargs["keep_start"] for plan in plans),
-        **{k: kwargs[k] for k in ("max_iter", "batch_size", "learning_rate", "optimizer",
-                                  "momentum", "lr_schedule", "grad_clip", "early_stopping",
-                                  "n_iter_no_change", "tol", "name")},
+        **{k: kwargs[k] for k in ("max_iter", "batch_size", "epoch_rows", "learning_rate",
+                                  "optimizer", "momentum", "lr_schedule", "grad_clip",
+                                  "early_stopping", "n_iter_no_change", "tol", "name")},
     )
     with torch.no_grad():
         for t, module in enumerate(modules):

@@ -55,7 +55,7 @@ class _BaseDGT(BaseGradientTree):
         refit_leaves=True,
         init="random",
         max_iter=200,
-        batch_size=128,
+        batch_size="auto",
         learning_rate=1e-2,
         optimizer="rmsprop",
         momentum=0.0,
@@ -216,8 +216,14 @@ _DOC_TREE_PARAMS = """    max_depth : int, default=6 (classifier) or 8 (regresso
         (the paper's start).
     max_iter : int, default=200
         Maximum number of epochs.
-    batch_size : int, default=128
-        Mini-batch size.
+    batch_size : int or "auto", default="auto"
+        Mini-batch size. ``"auto"`` adapts it to the training rows ``n``:
+        128 rows while an epoch has at most 128 steps, then
+        ``ceil(n / 128)`` rows up to 1024; an epoch (one iteration of
+        ``max_iter`` and ``n_iter_no_change``) then visits at most 131,072
+        rows, larger tables being visited over successive epochs, so that
+        the fit time stops growing with ``n`` beyond that. An int: that
+        batch, every epoch one full pass over the rows.
     learning_rate : float, default=1e-2
         Initial learning rate.
     optimizer : {"rmsprop", "adam", "sgd"}, default="rmsprop"
@@ -376,7 +382,7 @@ class DGTClassifier(TreeClassifierMixin, _BaseDGT):
         refit_leaves=False,
         init="random",
         max_iter=200,
-        batch_size=128,
+        batch_size="auto",
         learning_rate=1e-2,
         optimizer="rmsprop",
         momentum=0.0,

@@ -62,7 +62,7 @@ class _BaseLatentTree(_PrunedTreeMixin, BaseGradientTree):
         head_width=64,
         dropout=0.0,
         max_iter=200,
-        batch_size=128,
+        batch_size="auto",
         learning_rate=1e-2,
         optimizer="adam",
         momentum=0.0,
@@ -277,8 +277,14 @@ _DOC_PARAMS = """
         Dropout probability after each hidden layer (``head="mlp"``).
     max_iter : int, default=200
         Maximum number of epochs.
-    batch_size : int, default=128
-        Mini-batch size.
+    batch_size : int or "auto", default="auto"
+        Mini-batch size. ``"auto"`` adapts it to the training rows ``n``:
+        128 rows while an epoch has at most 128 steps, then
+        ``ceil(n / 128)`` rows up to 1024; an epoch (one iteration of
+        ``max_iter`` and ``n_iter_no_change``) then visits at most 131,072
+        rows, larger tables being visited over successive epochs, so that
+        the fit time stops growing with ``n`` beyond that. An int: that
+        batch, every epoch one full pass over the rows.
     learning_rate : float, default=1e-2
         Learning rate.
     optimizer : {"adam", "rmsprop", "sgd"}, default="adam"
@@ -432,7 +438,7 @@ class LatentTreeClassifier(TreeClassifierMixin, _BaseLatentTree):
         head_width=64,
         dropout=0.0,
         max_iter=200,
-        batch_size=128,
+        batch_size="auto",
         learning_rate=1e-2,
         optimizer="adam",
         momentum=0.0,

@@ -55,8 +55,14 @@ class LatentTreeClusterer(ClusterMixin, _PrunedTreeMixin, BaseObliqueTree):
         Split function.
     max_iter : int, default=200
         Maximum number of epochs of the self-supervised regressor.
-    batch_size : int, default=128
-        Mini-batch size.
+    batch_size : int or "auto", default="auto"
+        Mini-batch size. ``"auto"`` adapts it to the training rows ``n``:
+        128 rows while an epoch has at most 128 steps, then
+        ``ceil(n / 128)`` rows up to 1024; an epoch (one iteration of
+        ``max_iter`` and ``n_iter_no_change``) then visits at most 131,072
+        rows, larger tables being visited over successive epochs, so that
+        the fit time stops growing with ``n`` beyond that. An int: that
+        batch, every epoch one full pass over the rows.
     learning_rate : float, default=1e-2
         Learning rate.
     optimizer : {"adam", "rmsprop", "sgd"}, default="adam"
@@ -167,7 +173,7 @@ class LatentTreeClusterer(ClusterMixin, _PrunedTreeMixin, BaseObliqueTree):
         pruning_tol=1e-3,
         split="linear",
         max_iter=200,
-        batch_size=128,
+        batch_size="auto",
         learning_rate=1e-2,
         optimizer="adam",
         momentum=0.0,

@@ -12,6 +12,7 @@ from .._compat import Interval, RealNotInt, StrOptions, _fit_context
 from .._core._guard import check_finite_model
 from .._core._memory import check_memory
 from .._core.base import BaseObliqueTree, TreeClassifierMixin, TreeRegressorMixin
+from .._core.batching import resolve_batching
 from .._core.greedy import cart_to_complete, cv_depth
 from .._core.onnx_graph import hard_tree_outputs
 from .._core.tree import ObliqueTree
@@ -44,7 +45,7 @@ class _BaseNonGreedy(BaseObliqueTree):
         "co2_iter": [Interval(Integral, 0, None, closed="left")],
         "refit_leaves": ["boolean"],
         "max_iter": [Interval(Integral, 0, None, closed="left")],
-        "batch_size": [Interval(Integral, 1, None, closed="left")],
+        "batch_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "learning_rate": [Interval(Real, 0, None, closed="neither")],
         "momentum": [Interval(Real, 0, 1, closed="left")],
         "early_stopping": ["boolean"],
@@ -65,7 +66,7 @@ class _BaseNonGreedy(BaseObliqueTree):
         co2_iter=5,
         refit_leaves=False,
         max_iter=50,
-        batch_size=128,
+        batch_size="auto",
         learning_rate=0.1,
         momentum=0.9,
         early_stopping=True,
@@ -141,7 +142,7 @@ class _BaseNonGreedy(BaseObliqueTree):
             check_memory(
                 type(self).__name__,
                 64 * (n_int * (X.shape[1] + 1) + (n_int + 1) * n_out)
-                + 8 * 4 * (2 * n_int + 1) * min(X.shape[0], self.batch_size),
+                + 8 * 4 * (2 * n_int + 1) * resolve_batching(self.batch_size, X.shape[0], 128)[0],
                 f"max_depth={self.max_depth}, {X.shape[1]} features",
             )
         if not is_classifier(self):
@@ -171,13 +172,14 @@ class _BaseNonGreedy(BaseObliqueTree):
             val = (Z_fit[va], Y_fit[va], w_fit[va])
             Z_fit, Y_fit, w_fit = Z_fit[tr], Y_fit[tr], w_fit[tr]
         train_rng = np.random.RandomState(seed)
+        batch, epoch_rows = resolve_batching(self.batch_size, Z_fit.shape[0], 128)
 
         if self.co2_iter > 0:
             W, b, theta = co2_tree(
                 Z_fit, Y_fit, w_fit, depth=depth, loss=self._loss,
                 n_outputs=n_out, nu=self.nu, learning_rate=self.learning_rate,
                 momentum=self.momentum, n_epochs=self.co2_iter,
-                batch_size=self.batch_size, rng=train_rng,
+                batch_size=batch, rng=train_rng,
             )
         else:
             W, b, theta = self._init_cart(Z_fit, Y_fit, w_fit, seed, depth)
@@ -187,7 +189,7 @@ class _BaseNonGreedy(BaseObliqueTree):
             Z_fit, Y_fit, w_fit, W, b, theta, loss=self._loss, nu=self.nu,
             inference=self.inference, stable=self.stable,
             learning_rate=self.learning_rate, momentum=self.momentum,
-            max_iter=self.max_iter, batch_size=self.batch_size,
+            max_iter=self.max_iter, batch_size=batch, epoch_rows=epoch_rows,
             n_iter_no_change=self.n_iter_no_change, tol=self.tol, rng=train_rng,
             validation=val, score_fn=self._leaf_score, refit_leaves=self.refit_leaves,
             verbose=self.verbose,
@@ -272,8 +274,14 @@ _DOC_PARAMS = """
         classification sets neither choice was better on most of them.
     max_iter : int, default=50
         Maximum number of SGD epochs (0 keeps the CART / CO2 start).
-    batch_size : int, default=128
-        Mini-batch size.
+    batch_size : int or "auto", default="auto"
+        Mini-batch size. ``"auto"`` adapts it to the training rows ``n``:
+        128 rows while an epoch has at most 128 steps, then
+        ``ceil(n / 128)`` rows up to 1024; an epoch (one iteration of
+        ``max_iter`` and ``n_iter_no_change``) then visits at most 131,072
+        rows, larger tables being visited over successive epochs, so that
+        the fit time stops growing with ``n`` beyond that. An int: that
+        batch, every epoch one full pass over the rows.
     learning_rate : float, default=0.1
         Step size of the splits and the leaf parameters.
     momentum : float, default=0.9
@@ -417,7 +425,7 @@ class NonGreedyObliqueTreeClassifier(TreeClassifierMixin, _BaseNonGreedy):
         co2_iter=5,
         refit_leaves=False,
         max_iter=50,
-        batch_size=128,
+        batch_size="auto",
         learning_rate=0.1,
         momentum=0.9,
         early_stopping=True,

@@ -24,6 +24,7 @@ import numpy as np
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from .._core._monitor import EpochMonitor
+from .._core.batching import RowStream
 from .._kernels._routing import _apply_oblique
 from ._lai import accumulate_split_grad, leaf_losses, loss_augmented_inference
 
@@ -263,7 +264,8 @@ def refit_leaf_params(Z, Y, w, W, b, theta, loss):
 
 
 def sgd(Z, Y, w, W, b, theta, *, loss, nu, inference, stable, learning_rate, momentum,
-        max_iter, batch_size, n_iter_no_change, tol, rng, validation=None, score_fn=None,
+        max_iter, batch_size, n_iter_no_change, tol, rng, epoch_rows=None, validation=None,
+        score_fn=None,
         refit_leaves=False, verbose=0, name="model"):
     """Algorithm 1 with momentum and mini-batches; returns the training ``History``.
 
@@ -309,11 +311,13 @@ def sgd(Z, Y, w, W, b, theta, *, loss, nu, inference, stable, learning_rate, mom
         best_state = (W.copy(), b.copy(), th_out.copy())
     assign = apply_leaves(Z, W, b) if stable else None
     prev_bound = math.inf
+    n_epoch = n if epoch_rows is None else min(int(epoch_rows), n)
+    stream = RowStream(n, n_epoch, lambda: rng.permutation(n), np.concatenate)
     for epoch in range(1, max_iter + 1):
         tic = time.perf_counter()
-        perm = rng.permutation(n)
+        perm = stream.next()
         total = 0.0
-        for start in range(0, n, batch_size):
+        for start in range(0, n_epoch, batch_size):
             idx = perm[start : start + batch_size]
             zb, yb, wb = Z[idx], Y[idx], w[idx]
             res = loss_augmented_inference(
@@ -356,7 +360,7 @@ def sgd(Z, Y, w, W, b, theta, *, loss, nu, inference, stable, learning_rate, mom
             vth[idx_th] = momentum * vth[idx_th] + gth[idx_th]
             theta[idx_th] -= learning_rate * vth[idx_th]
             gth[leaves] = 0.0
-        epoch_bound = total / n
+        epoch_bound = total / n_epoch
         validation_result = None
         if validation is not None:
             th_out = refit_leaf_params(Z, Y, w, W, b, theta, loss) if refit_leaves else theta

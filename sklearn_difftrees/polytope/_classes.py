@@ -13,6 +13,7 @@ from .._compat import Interval, RealNotInt, StrOptions, _fit_context
 from .._core._guard import check_finite_model
 from .._core.base import TRAINING_PARAMETER_CONSTRAINTS, BaseObliqueTree
 from .._core.optional import require_torch
+from .._core.batching import resolve_batching
 from .._core.validation import (
     check_fit_data,
     check_predict_data,
@@ -40,6 +41,11 @@ class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, BaseObliqueTree)
     """Parameters and ``fit`` shared by both tasks: greedy growth
     (:mod:`._growth`), joint refinement (:mod:`._training`), facet selection
     and the fitted tree (:mod:`._freeze`)."""
+
+    #: The batch of ``batch_size="auto"`` on small data (see
+    #: :func:`~sklearn_difftrees._core.batching.resolve_batching`); larger
+    #: than elsewhere because the entropy is estimated per batch.
+    _base_batch_size = 256
 
     _parameter_constraints = {
         **{k: v for k, v in TRAINING_PARAMETER_CONSTRAINTS.items() if k != "warm_start"},
@@ -74,7 +80,7 @@ class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, BaseObliqueTree)
         threshold="refit",
         growth_max_iter=20,
         max_iter=100,
-        batch_size=256,
+        batch_size="auto",
         learning_rate=5e-2,
         optimizer="adam",
         momentum=0.0,
@@ -170,8 +176,10 @@ class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, BaseObliqueTree)
         device = resolve_device(self.device)
         crit = _Criterion(classification, getattr(self, "n_classes_", None))
         prior = dict(gamma0=self.gamma0, c0=self.c0, a_beta=self.a_beta, b_beta=self.b_beta)
+        batch, epoch_rows = resolve_batching(self.batch_size, tr.size, self._base_batch_size)
         settings = dict(
-            batch_size=self.batch_size,
+            batch_size=batch,
+            epoch_rows=epoch_rows,
             learning_rate=self.learning_rate,
             optimizer=self.optimizer,
             momentum=self.momentum,
@@ -334,7 +342,7 @@ class ConvexPolytopeTreeClassifier(ClassifierMixin, _BaseConvexPolytopeTree):
         threshold="refit",
         growth_max_iter=20,
         max_iter=100,
-        batch_size=256,
+        batch_size="auto",
         learning_rate=5e-2,
         optimizer="adam",
         momentum=0.0,

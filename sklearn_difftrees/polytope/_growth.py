@@ -116,7 +116,8 @@ class _GreedyGrowthMixin:
             seeds = {v: int(ctx["rng"].randint(np.iinfo(np.int32).max)) for v in pending}
             groups = {}
             for v, idx in pending.items():
-                steps = math.ceil(idx.size / self.batch_size)
+                settings = ctx["settings"]
+                steps = math.ceil(min(idx.size, settings["epoch_rows"]) / settings["batch_size"])
                 epochs = max(self.growth_max_iter, math.ceil(STUMP_MIN_STEPS / steps))
                 groups.setdefault(epochs, []).append(v)
             stumps = {}

@@ -182,7 +182,8 @@ def _train(module, Z, Y, w, val, *, classification, prior, settings, max_iter, e
     # (linear warm-up): at initialization no facet is useful yet, and a
     # consistent shrinkage gradient would otherwise remove them all before
     # the data can select any (Adam normalizes the gradient scale away).
-    warmup = max(1, (max_iter * math.ceil(n / settings["batch_size"])) // 2)
+    rows = min(n, settings["epoch_rows"])
+    warmup = max(1, (max_iter * math.ceil(rows / settings["batch_size"])) // 2)
     step = [0]
 
     def penalty(m):
@@ -308,7 +309,7 @@ def train_stumps(nodes, *, n_facets, classification, prior, settings, max_iter, 
     ]
     bs = settings["batch_size"]
     n = np.array([Z.shape[0] for Z, _, _, _ in nodes])
-    steps = np.maximum(1, -(-n // bs))
+    steps = np.maximum(1, -(-np.minimum(n, settings["epoch_rows"]) // bs))
     # _train's linear prior warm-up, per node: its counter also counts the
     # trainer's untrained-loss reference call, hence the + 2.
     warmup = np.maximum(1, (max_iter * steps) // 2)

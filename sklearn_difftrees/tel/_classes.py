@@ -12,6 +12,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions
+from .._core.batching import MAX_BATCH
 from .._core.base import BaseGradientModel, TreeClassifierMixin, TreeRegressorMixin
 from .._core.validation import check_predict_data
 from .._core._memory import check_memory
@@ -105,7 +106,7 @@ class _BaseTEL(_TELExportMixin, BaseGradientModel):
         alpha_splits=0.0,
         alpha_leaves=0.0,
         max_iter=100,
-        batch_size=128,
+        batch_size="auto",
         learning_rate=1e-2,
         optimizer="adam",
         momentum=0.0,
@@ -173,8 +174,10 @@ class _BaseTEL(_TELExportMixin, BaseGradientModel):
         dense = self.backend == "dense" or (
             self.backend == "auto" and resolve_device(self.device).type != "cpu"
         )
-        # Dense training evaluates a batch, validation in chunks of up to 8192 rows.
-        rows = max(self.batch_size, 8192) if dense else 0
+        # Dense training evaluates a batch (at most MAX_BATCH rows under
+        # "auto"), validation in chunks of up to 8192 rows.
+        batch = MAX_BATCH if self.batch_size == "auto" else self.batch_size
+        rows = max(batch, 8192) if dense else 0
         check_memory(
             type(self).__name__,
             ensemble_memory(self.n_trees, self.max_depth, n_features, n_outputs, rows),
@@ -308,7 +311,7 @@ class TreeEnsembleLayerClassifier(TreeClassifierMixin, _BaseTEL):
         alpha_splits=0.0,
         alpha_leaves=0.0,
         max_iter=100,
-        batch_size=128,
+        batch_size="auto",
         learning_rate=1e-2,
         optimizer="adam",
         momentum=0.0,

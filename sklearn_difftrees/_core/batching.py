@@ -1,0 +1,103 @@
+"""Mini-batch size and epoch length from the data size (``batch_size="auto"``).
+
+Every gradient-trained estimator takes ``batch_size`` as an int or
+``"auto"`` (the default). A fixed batch makes the number of optimizer steps,
+and with it the Python overhead of every step, grow with the rows at every
+epoch; on large tables the fit then spends its time in the interpreter, not
+in the arithmetic. ``"auto"`` keeps small data exactly as before and bounds
+the work of one epoch on large data:
+
+* the batch is the family's base size (128; 256 for ConvexPolytopeTree)
+  while an epoch has at most :data:`MAX_STEPS` (128) steps, i.e. up to
+  ``128 * base`` rows; beyond, it grows as ``ceil(n / 128)`` up to
+  :data:`MAX_BATCH` (1024) rows, so an epoch keeps 128 steps;
+* an epoch (one iteration of ``max_iter`` and ``n_iter_no_change``) visits at
+  most :data:`MAX_EPOCH_ROWS` (``128 * 1024 = 131,072``) rows. On larger
+  tables successive epochs continue through one shuffled pass of the rows
+  (every row is visited once before any is visited twice), so the cost of an
+  epoch, and of the whole fit, stops growing with ``n`` apart from the
+  validation pass, which is linear in the validation rows and compiled.
+
+An int ``batch_size`` keeps the classic meaning: that batch, every epoch one
+full pass.
+
+This module is torch-free: :class:`RowStream` takes the permutation and
+concatenation functions of the caller's array library.
+"""
+
+import math
+
+__all__ = ["MAX_BATCH", "MAX_EPOCH_ROWS", "MAX_STEPS", "RowStream", "resolve_batching"]
+
+#: Steps per epoch below which ``"auto"`` keeps the family's base batch.
+MAX_STEPS = 128
+#: Largest batch ``"auto"`` chooses.
+MAX_BATCH = 1024
+#: Most rows one epoch visits under ``"auto"``.
+MAX_EPOCH_ROWS = MAX_STEPS * MAX_BATCH
+
+
+def resolve_batching(batch_size, n_samples, base):
+    """Return ``(batch, epoch_rows)`` for ``n_samples`` training rows.
+
+    Parameters
+    ----------
+    batch_size : int or "auto"
+        The estimator's parameter.
+    n_samples : int
+        Rows the training loop sees (after the validation split).
+    base : int
+        The family's batch size for small data.
+
+    Returns
+    -------
+    batch : int
+        Rows per optimizer step (a batch of more than ``n_samples`` rows is
+        one step over all of them).
+    epoch_rows : int
+        Rows per epoch (``n_samples`` unless ``"auto"`` caps it).
+    """
+    n = max(1, int(n_samples))
+    if batch_size == "auto":
+        batch = min(max(int(base), math.ceil(n / MAX_STEPS)), MAX_BATCH)
+        return batch, min(n, MAX_EPOCH_ROWS)
+    return int(batch_size), n
+
+
+class RowStream:
+    """Row indices of successive epochs of ``rows`` rows out of ``n``.
+
+    With ``rows >= n`` every epoch is one fresh permutation (``permute()``
+    called once per epoch, as a plain loop would). Otherwise epochs are
+    consecutive slices of a stream of permutations, so that every row is
+    visited once before any row is visited twice.
+
+    Parameters
+    ----------
+    n, rows : int
+    permute : callable
+        ``permute() -> array`` of a random permutation of ``range(n)``.
+    concat : callable
+        ``concat([a, b]) -> array``.
+    """
+
+    def __init__(self, n, rows, permute, concat):
+        self.n = int(n)
+        self.rows = min(int(rows), self.n)
+        self._permute = permute
+        self._concat = concat
+        self._pending = None
+
+    def next(self):
+        """The next epoch's row indices (``rows`` of them)."""
+        if self.rows >= self.n:
+            return self._permute()
+        parts, have = [], 0
+        while have < self.rows:
+            if self._pending is None or len(self._pending) == 0:
+                self._pending = self._permute()
+            take = self._pending[: self.rows - have]
+            self._pending = self._pending[len(take):]
+            parts.append(take)
+            have += len(take)
+        return parts[0] if len(parts) == 1 else self._concat(parts)

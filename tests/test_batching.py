@@ -1,0 +1,154 @@
+"""``batch_size="auto"``: the batch and epoch length from the data size."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+
+from sklearn_difftrees import (
+    ConvexPolytopeTreeClassifier,
+    DGTClassifier,
+    DGTForestClassifier,
+    LatentTreeClassifier,
+    NonGreedyObliqueTreeClassifier,
+    TreeEnsembleLayerClassifier,
+)
+from sklearn_difftrees._core import batching
+from sklearn_difftrees._core.batching import RowStream, resolve_batching
+
+pytest.importorskip("torch")
+
+
+@pytest.mark.parametrize(
+    "n, base, expected",
+    [
+        (10, 128, (128, 10)),  # one step over all rows
+        (1000, 128, (128, 1000)),
+        (128 * 128, 128, (128, 128 * 128)),  # 128 steps: still the base batch
+        (128 * 128 + 1, 128, (129, 128 * 128 + 1)),
+        (50_000, 128, (391, 50_000)),
+        (50_000, 256, (391, 50_000)),
+        (20_000, 256, (256, 20_000)),
+        (128 * 1024, 128, (1024, 128 * 1024)),
+        (1_000_000, 128, (1024, 128 * 1024)),  # epochs of 131,072 rows
+    ],
+)
+def test_resolve_auto(n, base, expected):
+    assert resolve_batching("auto", n, base) == expected
+
+
+def test_resolve_int_is_classic():
+    assert resolve_batching(64, 1_000_000, 128) == (64, 1_000_000)
+    assert resolve_batching(500, 100, 128) == (500, 100)
+
+
+def test_auto_bounds_the_work_of_an_epoch():
+    for n in np.unique(np.logspace(0, 8, 200).astype(int)):
+        batch, rows = resolve_batching("auto", n, 128)
+        assert 1 <= batch <= batching.MAX_BATCH and rows <= batching.MAX_EPOCH_ROWS
+        assert np.ceil(rows / batch) <= batching.MAX_STEPS
+
+
+def _stream(n, rows, seed=0):
+    rng = np.random.RandomState(seed)
+    calls = []
+
+    def permute():
+        calls.append(1)
+        return rng.permutation(n)
+
+    return RowStream(n, rows, permute, np.concatenate), calls
+
+
+def test_row_stream_full_epochs_draw_one_permutation_each():
+    stream, calls = _stream(7, 100)
+    ref = np.random.RandomState(0)
+    for _ in range(3):
+        np.testing.assert_array_equal(stream.next(), ref.permutation(7))
+    assert len(calls) == 3
+
+
+@pytest.mark.parametrize("n, rows", [(10, 3), (10, 4), (100, 99), (5, 5 - 1)])
+def test_row_stream_visits_every_row_before_any_twice(n, rows):
+    stream, _ = _stream(n, rows)
+    seen = np.concatenate([stream.next() for _ in range(3 * n)])
+    assert seen.size == 3 * n * rows
+    for k in range(seen.size // n):  # each block of n consecutive draws is a permutation
+        np.testing.assert_array_equal(np.sort(seen[k * n : (k + 1) * n]), np.arange(n))
+
+
+def _data(n=300):
+    return make_classification(n, 6, n_informative=4, n_classes=3, random_state=0)
+
+
+@pytest.mark.parametrize(
+    "est, base",
+    [
+        (DGTClassifier(max_iter=2), 128),
+        (LatentTreeClassifier(max_iter=2), 128),
+        (TreeEnsembleLayerClassifier(max_iter=2, n_trees=3), 128),
+        (NonGreedyObliqueTreeClassifier(max_iter=2, max_depth=3), 128),
+        (ConvexPolytopeTreeClassifier(max_iter=2, max_depth=2, growth_max_iter=2), 256),
+        (DGTForestClassifier(n_estimators=2, max_iter=2), 128),
+    ],
+    ids=lambda e: type(e).__name__ if not isinstance(e, int) else str(e),
+)
+def test_auto_is_the_base_batch_on_small_data(est, base):
+    """On small data "auto" is exactly the family's fixed base batch."""
+    X, y = _data()
+    a = est.set_params(random_state=0, batch_size="auto").fit(X, y).predict_proba(X)
+    b = est.set_params(batch_size=base).fit(X, y).predict_proba(X)
+    np.testing.assert_array_equal(a, b)
+
+
+@pytest.fixture
+def small_limits(monkeypatch):
+    """Shrink the limits so that 1,000 rows count as a large table."""
+    monkeypatch.setattr(batching, "MAX_STEPS", 4)
+    monkeypatch.setattr(batching, "MAX_BATCH", 16)
+    monkeypatch.setattr(batching, "MAX_EPOCH_ROWS", 64)
+
+
+def test_auto_epochs_on_large_data_shared_trainer(small_limits, monkeypatch):
+    from sklearn_difftrees._core import _trainer
+
+    steps = []
+    make = _trainer.make_optimizer
+
+    def counting(*args, **kwargs):
+        opt = make(*args, **kwargs)
+        opt.register_step_post_hook(lambda *a: steps.append(1))
+        return opt
+
+    monkeypatch.setattr(_trainer, "make_optimizer", counting)
+    X, y = _data(1000)
+    est = DGTClassifier(max_iter=3, early_stopping=False, n_iter_no_change=10, random_state=0)
+    est.fit(X, y)
+    assert est.n_iter_ == 3
+    assert len(steps) == 3 * 4  # 3 epochs of 64 rows in batches of 16
+
+
+def test_auto_epochs_on_large_data_non_greedy(small_limits, monkeypatch):
+    from sklearn_difftrees.non_greedy import _train
+
+    rows = []
+    lai = _train.loss_augmented_inference
+
+    def counting(zb, *args, **kwargs):
+        rows.append(zb.shape[0])
+        return lai(zb, *args, **kwargs)
+
+    monkeypatch.setattr(_train, "loss_augmented_inference", counting)
+    X, y = _data(1000)
+    est = NonGreedyObliqueTreeClassifier(max_depth=3, max_iter=3, early_stopping=False,
+                                         n_iter_no_change=10, random_state=0)
+    est.fit(X, y)
+    assert est.n_iter_ == 3
+    assert rows == [16] * 12
+
+
+def test_auto_large_data_batched_and_polytope_fit(small_limits):
+    X, y = _data(1000)
+    for est in (DGTForestClassifier(n_estimators=2, max_iter=2, random_state=0),
+                ConvexPolytopeTreeClassifier(max_depth=2, max_iter=2, growth_max_iter=2,
+                                             random_state=0)):
+        assert est.fit(X, y).score(X, y) > 0.4
