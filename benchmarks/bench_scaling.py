@@ -14,9 +14,10 @@ seconds move from run to run).
    draws: the training before batching).
 2. **Fit time against rows.** Default fit time of every family for
    ``n`` rows of a synthetic 3-class problem with 50 features
-   (``make_classification``), beside scikit-learn's HistGradientBoosting and
-   CART (default ``DecisionTreeClassifier``), as multiples of
-   HistGradientBoosting's time in the same run. ``--sizes`` (default
+   (``make_classification`` of ``n`` + ``--test-rows`` rows, the last ones
+   held out), beside scikit-learn's HistGradientBoosting and CART (default
+   ``DecisionTreeClassifier``), as multiples of HistGradientBoosting's time
+   in the same run, with every model's test accuracy. ``--sizes`` (default
    10000,100000,1000000; ``--smoke``: 2000).
 3. **NonGreedy inference.** Whole default fit with ``max_depth=12``,
    ``inference="fast"`` vs ``"exact"`` (same data as 2, ``--ng-rows`` rows).
@@ -30,9 +31,11 @@ Usage::
     python benchmarks/bench_scaling.py --sizes 10000,100000 --independent \\
         --out benchmarks/results/scaling.md --markdown docs/benchmarks.md
 
-``--markdown FILE`` replaces the block between the ``bench_scaling`` markers
-of FILE (docs/benchmarks.md) by the report, which names the CPU (``lscpu``)
-and the date.
+``--markdown FILE`` replaces, for every section run, the block between the
+``bench_scaling_<section>`` markers of FILE (docs/benchmarks.md:
+``bench_scaling_forest``, ``bench_scaling_rows``, ``bench_scaling_ratios``)
+by that section's report, which names the command, the CPU (``lscpu``) and
+the date; sections not run keep their block.
 """
 
 import argparse
@@ -163,23 +166,37 @@ def _synthetic(n, seed=0, n_features=50):
 def rows_section(args):
     families = _families()
     names = [f for f in families if f in args.families or f in ("HistGradientBoosting",)]
-    times = {}
+    times, accs = {}, {}
     for n in args.sizes:
-        X, y = _synthetic(n)
+        X, y = _synthetic(n + args.test_rows)
+        X, X_te, y, y_te = X[:n], X[n:], y[:n], y[n:]
         for name in names:
             with Timer() as t:
-                families[name]().fit(X, y)
+                model = families[name]().fit(X, y)
             times[(name, n)] = t.seconds
-            print(f"  rows {n}: {name} {t.seconds:.1f} s", flush=True)
+            accs[(name, n)] = model.score(X_te, y_te)
+            print(f"  rows {n}: {name} {t.seconds:.1f} s, test acc {accs[(name, n)]:.4f}",
+                  flush=True)
     headers = ["family"] + [f"n = {n:,} (s)" for n in args.sizes] + [
-        f"x HGB at {n:,}" for n in args.sizes]
+        f"x HGB at {n:,}" for n in args.sizes] + [f"acc % at {n:,}" for n in args.sizes]
     table = []
     for name in names:
         secs = [times[(name, n)] for n in args.sizes]
         ratios = [times[(name, n)] / times[("HistGradientBoosting", n)] for n in args.sizes]
-        table.append([name] + [f"{s:.1f}" for s in secs] + [f"{r:.1f}" for r in ratios])
-    return ("### Default fit time against rows (synthetic, 50 features, 3 classes)\n\n"
-            + markdown_table(headers, table) + "\n")
+        acc = [100 * accs[(name, n)] for n in args.sizes]
+        table.append([name] + [f"{s:.1f}" for s in secs] + [f"{r:.1f}" for r in ratios]
+                     + [f"{a:.1f}" for a in acc])
+    if len(args.sizes) > 1:
+        growth = ", ".join(
+            f"{name} {times[(name, args.sizes[-1])] / times[(name, args.sizes[0])]:.1f}x"
+            for name in names)
+        note = (f"Fit time at {args.sizes[-1]:,} rows / at {args.sizes[0]:,} rows "
+                f"({args.sizes[-1] // args.sizes[0]}x the rows): {growth}.\n")
+    else:
+        note = ""
+    return ("### Default fit time against rows (synthetic, 50 features, 3 classes, "
+            f"{args.test_rows:,} held-out rows)\n\n"
+            + markdown_table(headers, table) + "\n\n" + note)
 
 
 @contextlib.contextmanager
@@ -245,6 +262,8 @@ def main(argv=None):
                         help="also train the forest member by member (slow: ~20 single fits)")
     parser.add_argument("--sizes", default="10000,100000,1000000")
     parser.add_argument("--families", default=",".join(_families()))
+    parser.add_argument("--test-rows", type=int, default=20000,
+                        help="held-out rows of the rows section")
     parser.add_argument("--ng-rows", type=int, default=10000)
     parser.add_argument("--tel-rows", type=int, default=4000)
     parser.add_argument("--sections", default="forest,rows,ratios")
@@ -258,7 +277,7 @@ def main(argv=None):
     args.families = args.families.split(",")
     if args.smoke:
         args.seeds, args.sizes = args.seeds[:1], [2000]
-        args.ng_rows, args.tel_rows = 1000, 1000
+        args.ng_rows, args.tel_rows, args.test_rows = 1000, 1000, 1000
     single_thread()
     warnings.filterwarnings("ignore", category=Warning, module="sklearn_difftrees")
     from sklearn.exceptions import ConvergenceWarning
@@ -271,19 +290,17 @@ def main(argv=None):
             shown.append(a)
         skip = a in ("--out", "--markdown")
     command = "python benchmarks/bench_scaling.py " + " ".join(shown)
-    parts = [f"Produced by `{command.strip()}`; {env}.", ""]
-    sections = args.sections.split(",")
-    if "forest" in sections:
-        parts.append(forest_section(args))
-    if "rows" in sections:
-        parts.append(rows_section(args))
-    if "ratios" in sections:
-        parts.append(ratios_section(args))
-    text = "\n".join(parts)
+    produced = f"Produced by `{command.strip()}`; {env}.\n"
+    runs = {"forest": forest_section, "rows": rows_section, "ratios": ratios_section}
+    texts = {}
+    for section in args.sections.split(","):
+        texts[section] = produced + "\n" + runs[section](args)
+    text = "\n".join(texts.values())
     print(text)
     write_out(args.out, text)
     if args.markdown:
-        replace_marked_section(args.markdown, "bench_scaling", text)
+        for section, block in texts.items():
+            replace_marked_section(args.markdown, f"bench_scaling_{section}", block)
     return 0
 
 

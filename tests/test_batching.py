@@ -152,3 +152,26 @@ def test_auto_large_data_batched_and_polytope_fit(small_limits):
                 ConvexPolytopeTreeClassifier(max_depth=2, max_iter=2, growth_max_iter=2,
                                              random_state=0)):
         assert est.fit(X, y).score(X, y) > 0.4
+
+
+def test_auto_non_greedy_start_on_one_epoch_of_rows(small_limits, monkeypatch):
+    """The greedy start (depth cross-validation, CO2 tree) sees one epoch's
+    rows under "auto" and every row with an int batch_size."""
+    from sklearn_difftrees.non_greedy import _classes
+
+    seen = {}
+    for name in ("cv_depth", "co2_tree"):
+        original = getattr(_classes, name)
+
+        def spy(Z, *args, _name=name, _original=original, **kwargs):
+            seen[_name] = Z.shape[0]
+            return _original(Z, *args, **kwargs)
+
+        monkeypatch.setattr(_classes, name, spy)
+    X, y = _data(1000)
+    est = NonGreedyObliqueTreeClassifier(max_iter=1, co2_iter=1, random_state=0)
+    est.fit(X, y)
+    assert seen == {"cv_depth": 64, "co2_tree": 64}
+    assert est.score(X, y) > 0.5
+    est.set_params(batch_size=128).fit(X, y)
+    assert seen == {"cv_depth": 1000, "co2_tree": 900}  # 10% validation split

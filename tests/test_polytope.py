@@ -199,6 +199,30 @@ def test_leaf_probabilities_sum_to_one():
     np.testing.assert_allclose(P.sum(1).detach().numpy(), 1.0, rtol=1e-6)
 
 
+
+@pytest.mark.parametrize("nodes", [[0], [0, 2], [0, 1, 2, 5], list(range(15)),
+                                   [0, 1, 2, 3, 4, 5, 6, 8, 9, 10, 19, 20, 41]])
+def test_leaf_probabilities_are_path_products(nodes):
+    """Eq. (8) by brute force: a leaf's probability is the product over its
+    ancestors of exp(-s_v) (went left) or 1 - exp(-s_v) (went right)."""
+    torch = pytest.importorskip("torch")
+    from sklearn_difftrees.polytope._training import PolytopeTreeModule
+
+    torch.manual_seed(0)
+    module = PolytopeTreeModule(nodes, n_features=4, n_facets=3).double()
+    X = torch.randn(30, 4, dtype=torch.float64)
+    s = module.node_scores(X).detach().numpy()
+    P = module(X).detach().numpy()
+    for col, leaf in enumerate(module.leaves):
+        expected, child = np.ones(30), leaf
+        while child:
+            parent = (child - 1) // 2
+            sv = s[:, nodes.index(parent)]
+            expected *= np.exp(-sv) if child == 2 * parent + 1 else 1 - np.exp(-sv)
+            child = parent
+        np.testing.assert_allclose(P[:, col], expected, rtol=1e-12)
+
+
 # ------------------------------------------------------------------- growth
 def test_growth_survives_hard_data():
     rng = np.random.RandomState(0)

@@ -212,10 +212,12 @@ def train_batched(
     """
     T = len(members)
     device = next(iter(params.values())).device
-    X = _pad([m["train_data"][0] for m in members], device)
-    Y = _pad([m["train_data"][1] for m in members], device)
-    w = _pad([m["train_data"][2] for m in members], device)
+    # The members' rows one after the other (not padded to the largest: the
+    # members of one level of a polytope tree differ in size by orders of
+    # magnitude); a batch gathers ``X[offset + row]``.
+    X, Y, w = (torch.cat([m["train_data"][k] for m in members]).to(device) for k in range(3))
     n_rows = np.array([m["train_data"][0].shape[0] for m in members])
+    offsets = np.concatenate([[0], np.cumsum(n_rows)[:-1]])
     n = n_rows if epoch_rows is None else np.minimum(n_rows, int(epoch_rows))  # per epoch
     steps = np.maximum(1, -(-n // batch_size))
     cycles = np.maximum(1, math.ceil(max_iter / 4)) * steps
@@ -264,9 +266,8 @@ def train_batched(
         n_a, steps_a = n[active], steps[active]
         perms = torch.zeros((A, int(steps_a.max()) * batch_size), dtype=torch.long)
         for j, i in enumerate(active):
-            perms[j, : n_a[j]] = streams[i].next()
+            perms[j, : n_a[j]] = streams[i].next() + int(offsets[i])
         perms = perms.to(device)
-        rows = torch.as_tensor(active, device=device)[:, None]
         total = torch.zeros(A, dtype=torch.float64, device=device)
         for s in range(int(steps_a.max())):
             counts = np.clip(n_a - s * batch_size, 0, batch_size)
@@ -274,7 +275,7 @@ def train_batched(
             idx = perms[:, s * batch_size : (s + 1) * batch_size]
             counts_t = torch.as_tensor(counts, device=device)
             mask = torch.arange(idx.shape[1], device=device)[None, :] < counts_t[:, None]
-            xb, yb, wb = X[rows, idx], Y[rows, idx], w[rows, idx]
+            xb, yb, wb = X[idx], Y[idx], w[idx]  # padding gathers row 0, masked
             out = forward(work, xb, mask)
             per_row = loss_fn(out.flatten(0, 1), yb.flatten(0, 1)).view(A, -1)
             loss = (per_row * wb * mask).sum(1) / counts_t.clamp(min=1)

@@ -34,6 +34,21 @@ __all__ = [
 ]
 
 
+def _start_rows(batch_size, n, rng):
+    """Rows of the start (depth choice, CART / CO2 tree): all, or one epoch's.
+
+    With ``batch_size="auto"`` an epoch visits at most
+    :data:`~sklearn_difftrees._core.batching.MAX_EPOCH_ROWS` rows; the greedy
+    start, whose cost grows like ``n log n`` per level, is then computed on a
+    random subsample of that size (SGD still visits every row). Returns a
+    slice or sorted indices; draws from ``rng`` only when it subsamples.
+    """
+    rows = resolve_batching(batch_size, n, 128)[1]
+    if rows >= n:
+        return slice(None)
+    return np.sort(rng.choice(n, rows, replace=False))
+
+
 class _BaseNonGreedy(BaseObliqueTree):
     """Shared parameters and ``fit`` of the non-greedy oblique trees."""
 
@@ -156,8 +171,10 @@ class _BaseNonGreedy(BaseObliqueTree):
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(np.iinfo(np.int32).max))
         if self.max_depth == "auto":
+            sub = _start_rows(self.batch_size, Z_fit.shape[0], rng)
             depth, self.depth_scores_ = cv_depth(
-                Z_fit, Y_fit, w_fit, max_depth=AUTO_MAX_DEPTH, min_depth=AUTO_MIN_DEPTH,
+                Z_fit[sub], Y_fit[sub], w_fit[sub],
+                max_depth=AUTO_MAX_DEPTH, min_depth=AUTO_MIN_DEPTH,
                 classification=is_classifier(self), n_folds=AUTO_CV_FOLDS, seed=seed,
             )
         else:
@@ -174,15 +191,16 @@ class _BaseNonGreedy(BaseObliqueTree):
         train_rng = np.random.RandomState(seed)
         batch, epoch_rows = resolve_batching(self.batch_size, Z_fit.shape[0], 128)
 
+        sub = _start_rows(self.batch_size, Z_fit.shape[0], rng)
         if self.co2_iter > 0:
             W, b, theta = co2_tree(
-                Z_fit, Y_fit, w_fit, depth=depth, loss=self._loss,
+                Z_fit[sub], Y_fit[sub], w_fit[sub], depth=depth, loss=self._loss,
                 n_outputs=n_out, nu=self.nu, learning_rate=self.learning_rate,
                 momentum=self.momentum, n_epochs=self.co2_iter,
                 batch_size=batch, rng=train_rng,
             )
         else:
-            W, b, theta = self._init_cart(Z_fit, Y_fit, w_fit, seed, depth)
+            W, b, theta = self._init_cart(Z_fit[sub], Y_fit[sub], w_fit[sub], seed, depth)
         self.init_tree_ = self._make_tree(W, b, theta, X[keep], sample_weight[keep])
 
         record = sgd(
@@ -279,9 +297,12 @@ _DOC_PARAMS = """
         128 rows while an epoch has at most 128 steps, then
         ``ceil(n / 128)`` rows up to 1024; an epoch (one iteration of
         ``max_iter`` and ``n_iter_no_change``) then visits at most 131,072
-        rows, larger tables being visited over successive epochs, so that
-        the fit time stops growing with ``n`` beyond that. An int: that
-        batch, every epoch one full pass over the rows.
+        rows, larger tables being visited over successive epochs, and the
+        greedy start (``max_depth="auto"``'s cross-validation and the CART
+        / CO2 tree) is computed on a random subsample of 131,072 of them, so
+        that the fit time stops growing with ``n`` beyond that. An int:
+        that batch, every epoch one full pass over the rows, the start on
+        all of them.
     learning_rate : float, default=0.1
         Step size of the splits and the leaf parameters.
     momentum : float, default=0.9

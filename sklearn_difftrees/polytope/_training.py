@@ -70,6 +70,22 @@ class PolytopeTreeModule(nn.Module):
         )
         self.leaves = leaves if self.split_nodes else [0]
         self._pos = pos
+        # Level by level (so that forward is a few tensor operations per
+        # level, not per node): the positions in ``s`` of the level's split
+        # nodes, and which of their children (left, right interleaved) split
+        # at the next level and which are leaves (as columns of the output).
+        self._levels = []
+        level = [0] if self.split_nodes else []
+        while level:
+            children = [c for v in level for c in (2 * v + 1, 2 * v + 2)]
+            self._levels.append((
+                [pos[v] for v in level],
+                [j for j, c in enumerate(children) if c in splits],
+                [j for j, c in enumerate(children) if c not in splits],
+                [leaves.index(c) for c in children if c not in splits],
+            ))
+            level = [c for c in children if c in splits]
+        self._index_cache = {}
 
     def set_params(self, beta, bias, r):
         with torch.no_grad():
@@ -90,12 +106,30 @@ class PolytopeTreeModule(nn.Module):
         if not self.split_nodes:
             return torch.ones(X.shape[0], 1, dtype=X.dtype, device=X.device)
         s = self.node_scores(X)
-        prob = {0: torch.ones(X.shape[0], dtype=X.dtype, device=X.device)}
-        for v in self.split_nodes:  # heap order: parents first
-            sv = s[:, self._pos[v]]
-            prob[2 * v + 1] = prob[v] * torch.exp(-sv)
-            prob[2 * v + 2] = prob[v] * (-torch.expm1(-sv))
-        return torch.stack([prob[leaf] for leaf in self.leaves], dim=1)
+        n = X.shape[0]
+        levels = self._level_index(X.device)
+        prob = torch.ones(n, 1, dtype=X.dtype, device=X.device)  # reaching the root
+        out, columns = [], []
+        for at, split_children, leaf_children, leaf_columns in levels:
+            sv = s[:, at]
+            # children of the level's nodes in heap order: (left, right) per node
+            children = torch.stack([prob * torch.exp(-sv), prob * (-torch.expm1(-sv))],
+                                   dim=2).reshape(n, -1)
+            out.append(children[:, leaf_children])
+            columns.append(leaf_columns)
+            prob = children[:, split_children]
+        order = torch.argsort(torch.cat(columns))
+        return torch.cat(out, dim=1)[:, order]
+
+    def _level_index(self, device):
+        """``self._levels`` as index tensors on ``device`` (cached)."""
+        key = str(device)
+        if key not in self._index_cache:
+            self._index_cache[key] = [
+                tuple(torch.as_tensor(ix, dtype=torch.long, device=device) for ix in level)
+                for level in self._levels
+            ]
+        return self._index_cache[key]
 
 
 _TINY = 1e-12
