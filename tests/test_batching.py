@@ -175,3 +175,27 @@ def test_auto_non_greedy_start_on_one_epoch_of_rows(small_limits, monkeypatch):
     assert est.score(X, y) > 0.5
     est.set_params(batch_size=128).fit(X, y)
     assert seen == {"cv_depth": 1000, "co2_tree": 900}  # 10% validation split
+
+
+def test_auto_polytope_level_epoch_is_shared_by_its_nodes(small_limits, monkeypatch):
+    """Under "auto" the stumps of one level visit at most one epoch's rows per
+    epoch together (every node its share), whatever the number of nodes."""
+    from sklearn_difftrees.polytope import _training
+
+    calls = []
+    original = _training.train_stumps
+
+    def spy(nodes, **kwargs):
+        calls.append((sum(Z.shape[0] for Z, *_ in nodes), kwargs["epoch_rows"]))
+        return original(nodes, **kwargs)
+
+    monkeypatch.setattr(_training, "train_stumps", spy)
+    X, y = _data(1000)
+    ConvexPolytopeTreeClassifier(max_depth=3, max_iter=1, growth_max_iter=2,
+                                 random_state=0).fit(X, y)
+    assert len(calls) >= 3
+    n_train = calls[0][0]  # the root holds every training row
+    assert list(calls[0][1]) == [64]
+    for level_rows, rows in calls:
+        # 64-row epochs: each node ceil(its rows * 64 / n_train)
+        assert sum(rows) <= 64 * level_rows / n_train + len(rows)

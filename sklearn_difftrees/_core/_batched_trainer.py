@@ -196,7 +196,7 @@ def train_batched(
         of rows) or on its step (a warm-up).
     on_member_done : callable, optional
         Called with a member's index and its history when it stops training.
-    epoch_rows : int, optional
+    epoch_rows : int or array of int (one per member), optional
         As for :func:`~sklearn_difftrees._core._trainer.train`, per member:
         a member's epoch visits ``min(epoch_rows, its rows)`` rows.
     keep_start : bool, default=False
@@ -218,7 +218,9 @@ def train_batched(
     X, Y, w = (torch.cat([m["train_data"][k] for m in members]).to(device) for k in range(3))
     n_rows = np.array([m["train_data"][0].shape[0] for m in members])
     offsets = np.concatenate([[0], np.cumsum(n_rows)[:-1]])
-    n = n_rows if epoch_rows is None else np.minimum(n_rows, int(epoch_rows))  # per epoch
+    n = n_rows  # rows per epoch, per member
+    if epoch_rows is not None:
+        n = np.minimum(n_rows, np.asarray(epoch_rows, dtype=np.int64))
     steps = np.maximum(1, -(-n // batch_size))
     cycles = np.maximum(1, math.ceil(max_iter / 4)) * steps
     streams = []

@@ -67,7 +67,10 @@ def _weighted_mean(values, weights):
 
 
 @torch.no_grad()
-def _evaluate(module, loss_fn, score_fn, X, Y, w, chunk=8192):
+def _evaluate(module, loss_fn, score_fn, X, Y, w, chunk=1024):
+    # Chunks of a training batch's size keep the temporaries of wide modules
+    # (a depth-8 polytope tree: 2,550 facets per row) in cache: 1024-row
+    # chunks evaluate such a tree twice as fast as 8192-row ones.
     module.eval()
     outputs = torch.cat([module(X[i : i + chunk]) for i in range(0, X.shape[0], chunk)])
     module.train()

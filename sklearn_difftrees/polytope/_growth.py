@@ -114,10 +114,15 @@ class _GreedyGrowthMixin:
             if not pending:
                 break
             seeds = {v: int(ctx["rng"].randint(np.iinfo(np.int32).max)) for v in pending}
-            groups = {}
+            groups, rows = {}, {}
+            settings = ctx["settings"]
             for v, idx in pending.items():
-                settings = ctx["settings"]
-                steps = math.ceil(min(idx.size, settings["epoch_rows"]) / settings["batch_size"])
+                # A level's epoch visits at most epoch_rows rows, every node
+                # its share (all of its rows unless batch_size="auto" caps
+                # the epochs of a large table).
+                rows[v] = min(idx.size, math.ceil(idx.size * settings["epoch_rows"]
+                                                  / ctx["n_train"]))
+                steps = math.ceil(rows[v] / settings["batch_size"])
                 epochs = max(self.growth_max_iter, math.ceil(STUMP_MIN_STEPS / steps))
                 groups.setdefault(epochs, []).append(v)
             stumps = {}
@@ -126,6 +131,7 @@ class _GreedyGrowthMixin:
                     [(Z[pending[v]], Y[pending[v]], w[pending[v]], seeds[v]) for v in nodes],
                     n_facets=self.max_facets, classification=ctx["classification"],
                     prior=ctx["prior"], settings=ctx["settings"], max_iter=epochs,
+                    epoch_rows=[rows[v] for v in nodes],
                     device=ctx["device"],
                 )
                 stumps.update(zip(nodes, trained))

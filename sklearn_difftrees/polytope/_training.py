@@ -312,7 +312,8 @@ def _member_loss(loss_fn):
     return member_loss
 
 
-def train_stumps(nodes, *, n_facets, classification, prior, settings, max_iter, device):
+def train_stumps(nodes, *, n_facets, classification, prior, settings, max_iter, device,
+                 epoch_rows=None):
     """Train the stumps of several nodes together, as :func:`train_stump` trains one.
 
     ``nodes`` is a list of ``(Z, Y, w, seed)``. The stumps are the members of
@@ -321,7 +322,9 @@ def train_stumps(nodes, *, n_facets, classification, prior, settings, max_iter, 
     optimizer state, step count, prior warm-up and stopping), so a level of
     the greedy growth costs about one training's Python overhead instead of
     one per node. Each node's result equals :func:`train_stump`'s with the
-    same seed up to float rounding. Returns a list of ``(beta, bias, r)``.
+    same seed up to float rounding. ``epoch_rows`` (one per node) overrides
+    ``settings["epoch_rows"]``: the rows of each node's epoch. Returns a list
+    of ``(beta, bias, r)``.
     """
     from .._core._batched_trainer import train_batched
 
@@ -343,7 +346,10 @@ def train_stumps(nodes, *, n_facets, classification, prior, settings, max_iter, 
     ]
     bs = settings["batch_size"]
     n = np.array([Z.shape[0] for Z, _, _, _ in nodes])
-    steps = np.maximum(1, -(-np.minimum(n, settings["epoch_rows"]) // bs))
+    if epoch_rows is None:
+        epoch_rows = settings["epoch_rows"]
+    epoch_rows = np.minimum(n, epoch_rows)
+    steps = np.maximum(1, -(-epoch_rows // bs))
     # _train's linear prior warm-up, per node: its counter also counts the
     # trainer's untrained-loss reference call, hence the + 2.
     warmup = np.maximum(1, (max_iter * steps) // 2)
@@ -358,13 +364,14 @@ def train_stumps(nodes, *, n_facets, classification, prior, settings, max_iter, 
         ramp = np.minimum(1.0, (taken + 2) / warmup[active])
         return total * torch.as_tensor(ramp, dtype=r.dtype, device=r.device)
 
-    opts = {k: v for k, v in settings.items() if k != "verbose"}
+    opts = {k: v for k, v in settings.items() if k not in ("verbose", "epoch_rows")}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         train_batched(
             _stumps_forward, params,
             _member_loss(entropy_loss if classification else variance_loss), members,
-            max_iter=max_iter, early_stopping=False, member_penalty_fn=penalty,
+            max_iter=max_iter, epoch_rows=epoch_rows, early_stopping=False,
+            member_penalty_fn=penalty,
             name="ConvexPolytopeTree stumps", **opts,
         )
     beta = params["beta"].detach().cpu().double().numpy()

@@ -175,9 +175,9 @@ class _BaseTEL(_TELExportMixin, BaseGradientModel):
             self.backend == "auto" and resolve_device(self.device).type != "cpu"
         )
         # Dense training evaluates a batch (at most MAX_BATCH rows under
-        # "auto"), validation in chunks of up to 8192 rows.
+        # "auto"), validation in chunks of 1024 rows.
         batch = MAX_BATCH if self.batch_size == "auto" else self.batch_size
-        rows = max(batch, 8192) if dense else 0
+        rows = max(batch, 1024) if dense else 0
         check_memory(
             type(self).__name__,
             ensemble_memory(self.n_trees, self.max_depth, n_features, n_outputs, rows),
