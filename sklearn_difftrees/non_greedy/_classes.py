@@ -17,7 +17,7 @@ from .._core.greedy import cart_to_complete, cv_depth
 from .._core.onnx_graph import hard_tree_outputs
 from .._core.tree import ObliqueTree
 from .._core.validation import check_fit_data, fit_standardizer, validation_split
-from ._train import co2_tree, leaf_targets, sgd
+from ._train import apply_leaves, co2_tree, leaf_targets, refit_leaf_params, sgd
 
 #: Deepest tree ``max_depth="auto"`` considers.
 AUTO_MAX_DEPTH = 12
@@ -67,6 +67,7 @@ class _BaseNonGreedy(BaseObliqueTree):
         "validation_fraction": [Interval(RealNotInt, 0, 1, closed="neither")],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
+        "greedy_floor": ["boolean"],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
@@ -88,6 +89,7 @@ class _BaseNonGreedy(BaseObliqueTree):
         validation_fraction=0.1,
         n_iter_no_change=10,
         tol=1e-4,
+        greedy_floor=True,
         random_state=None,
         verbose=0,
     ):
@@ -105,25 +107,68 @@ class _BaseNonGreedy(BaseObliqueTree):
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
         self.tol = tol
+        self.greedy_floor = greedy_floor
         self.random_state = random_state
         self.verbose = verbose
 
     # ------------------------------------------------------------ the task
-    def _init_cart(self, Z, Y, w, seed, depth):
-        """Greedy axis-aligned start: CART at ``depth`` (entropy / squared error)."""
+    def _cart(self, Z, Y, w, seed, depth, criterion=None):
+        """Fitted CART at ``depth`` (the start's criterion unless given)."""
         if is_classifier(self):
-            cart = DecisionTreeClassifier(criterion="entropy", max_depth=depth,
-                                          random_state=seed)
-        else:
-            cart = DecisionTreeRegressor(max_depth=depth, random_state=seed)
-        cart.fit(Z, Y, sample_weight=w)
+            return DecisionTreeClassifier(criterion=criterion or "entropy", max_depth=depth,
+                                          random_state=seed).fit(Z, Y, sample_weight=w)
+        return DecisionTreeRegressor(max_depth=depth, random_state=seed).fit(
+            Z, Y, sample_weight=w)
+
+    def _embed_cart(self, cart, Z, Y, w, depth):
+        """``(W, b, theta)`` of a complete tree of ``depth`` routing like ``cart``."""
         W, b, leaf_node = cart_to_complete(cart, depth, Z.shape[1], self.nu)
         # Leaf parameters of every CART leaf from its training samples; every
         # complete-tree leaf below a shallow CART leaf gets that leaf's.
-        node_of = cart.apply(Z)
-        n_cart = cart.tree_.node_count
-        theta_cart, _ = leaf_targets(node_of, Y, w, n_cart, self._loss, self._n_leaf_outputs)
+        theta_cart, _ = leaf_targets(cart.apply(Z), Y, w, cart.tree_.node_count, self._loss,
+                                     self._n_leaf_outputs)
         return W, b, theta_cart[leaf_node]
+
+    def _init_cart(self, Z, Y, w, seed, depth):
+        """Greedy axis-aligned start: CART at ``depth`` (entropy / squared error)."""
+        return self._embed_cart(self._cart(Z, Y, w, seed, depth), Z, Y, w, depth)
+
+    def _train_score(self, Z, Y, w, W, b, theta):
+        """Training score (accuracy / R^2) of a complete tree on ``(Z, Y, w)``."""
+        return self._leaf_score(apply_leaves(Z, W, b), theta, Y, w)
+
+    def _greedy_floor(self, Z, Y, w, grow, seed, depth, W, b, theta):
+        """The tree to return: ``(W, b, theta)``, or a greedy tree if it fits worse.
+
+        The reference is the better-fitting greedy tree of depth
+        ``min(depth, AUTO_MIN_DEPTH)`` (CART; classifier: information gain or
+        Gini) grown on the rows ``grow`` (all, or the start's subsample) of
+        ``(Z, Y, w)``. When ``(W, b, theta)`` scores below it on ``(Z, Y, w)``,
+        the greedy tree of ``depth`` with the reference's criterion is
+        returned instead (or the reference itself, should it fit better).
+        Returns ``(W, b, theta, fell_back)``.
+        """
+        Zg, Yg, wg = Z[grow], Y[grow], w[grow]
+
+        def greedy(criterion, d):
+            cart = self._cart(Zg, Yg, wg, seed, d, criterion)
+            tree = self._embed_cart(cart, Zg, Yg, wg, depth)
+            return self._train_score(Z, Y, w, *tree), tree
+
+        shallow = min(depth, AUTO_MIN_DEPTH)
+        best = None
+        for criterion in ("entropy", "gini") if is_classifier(self) else (None,):
+            ref_score, ref = greedy(criterion, shallow)
+            if best is None or ref_score > best[0]:
+                best = (ref_score, criterion, ref)
+        ref_score, criterion, ref = best
+        if self._train_score(Z, Y, w, W, b, theta) >= ref_score:
+            return W, b, theta, False
+        if depth > shallow:
+            deep_score, deep = greedy(criterion, depth)
+            if deep_score >= ref_score:
+                return (*deep, True)
+        return (*ref, True)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -170,10 +215,16 @@ class _BaseNonGreedy(BaseObliqueTree):
         w_fit = w_fit / w_fit.mean()
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(np.iinfo(np.int32).max))
+        # All fit rows (before the early-stopping hold-out): the depth choice
+        # and the greedy floor see them (a subsample of one epoch's rows under
+        # batch_size="auto", drawn from ``rng`` only where max_depth="auto"
+        # draws it, so that fixed depths keep their validation split).
+        Z_all, Y_all, w_all = Z_fit, Y_fit, w_fit
+        sub_all = _start_rows(self.batch_size, Z_fit.shape[0],
+                              rng if self.max_depth == "auto" else np.random.RandomState(seed))
         if self.max_depth == "auto":
-            sub = _start_rows(self.batch_size, Z_fit.shape[0], rng)
             depth, self.depth_scores_ = cv_depth(
-                Z_fit[sub], Y_fit[sub], w_fit[sub],
+                Z_all[sub_all], Y_all[sub_all], w_all[sub_all],
                 max_depth=AUTO_MAX_DEPTH, min_depth=AUTO_MIN_DEPTH,
                 classification=is_classifier(self), n_folds=AUTO_CV_FOLDS, seed=seed,
             )
@@ -202,6 +253,11 @@ class _BaseNonGreedy(BaseObliqueTree):
         else:
             W, b, theta = self._init_cart(Z_fit[sub], Y_fit[sub], w_fit[sub], seed, depth)
         self.init_tree_ = self._make_tree(W, b, theta, X[keep], sample_weight[keep])
+        # The start as early stopping evaluated it (closed-form leaves with
+        # refit_leaves), in case the validation score prefers it in the end.
+        start_theta = (refit_leaf_params(Z_fit, Y_fit, w_fit, W, b, theta, self._loss)
+                       if self.refit_leaves else theta.copy())
+        start = (W.copy(), b.copy(), start_theta)
 
         record = sgd(
             Z_fit, Y_fit, w_fit, W, b, theta, loss=self._loss, nu=self.nu,
@@ -222,6 +278,16 @@ class _BaseNonGreedy(BaseObliqueTree):
         else:
             self.validation_scores_ = None
             self.best_validation_score_ = None
+        if (self.early_stopping and record.best_epoch > 0
+                and record.validation_scores[0] > record.best_validation_score):
+            # Early stopping keeps the epoch of least validation loss; between
+            # it and the start, the validation score (accuracy / R^2) decides.
+            W[...], b[...], theta[...] = start
+            self.best_validation_score_ = record.validation_scores[0]
+        self.greedy_fallback_ = False
+        if self.greedy_floor:  # never fit the rows worse than two greedy levels
+            W, b, theta, self.greedy_fallback_ = self._greedy_floor(
+                Z_all, Y_all, w_all, sub_all, seed, depth, W, b, theta)
         self.tree_ = self._make_tree(W, b, theta, X[keep], sample_weight[keep])
         self.n_active_leaves_ = self.tree_.n_leaves
         check_finite_model(self, X)
@@ -311,9 +377,10 @@ _DOC_PARAMS = """
         Hold out ``validation_fraction`` of the training data (stratified for
         the classifier; CART is grown without it), stop when the validation
         loss of the hard tree has not improved by ``tol`` for
-        ``n_iter_no_change`` epochs, and keep the best parameters (the
-        starting tree included). When False, the training bound is monitored
-        and the last parameters are kept.
+        ``n_iter_no_change`` epochs, and keep the parameters of least
+        validation loss, or the starting tree where its validation score
+        (accuracy / R^2) is higher than theirs. When False, the training
+        bound is monitored and the last parameters are kept.
     validation_fraction : float, default=0.1
         Fraction of the training data held out for early stopping.
     n_iter_no_change : int, default=10
@@ -321,6 +388,19 @@ _DOC_PARAMS = """
     tol : float, default=1e-4
         Minimum improvement of the monitored loss (and, with ``stable``, of
         the bound before the assignments are refreshed).
+    greedy_floor : bool, default=True
+        Never return a tree that fits its training rows worse than two
+        greedy levels. After training, the tree's training score (accuracy /
+        R^2 on every training row, the early-stopping hold-out included) is
+        compared with that of a CART of depth ``min(max_depth_, 2)`` grown
+        on the same rows (the better of the information-gain and Gini trees
+        for the classifier; squared error for the regressor; under
+        ``batch_size="auto"``, grown on the start's subsample). If it is
+        lower, the CART of depth ``max_depth_`` with that criterion is
+        returned instead (``greedy_fallback_``), or the shallow CART itself
+        should it fit better. Costs two (regressor: one) depth-2 CART fits.
+        ``False`` returns the trained tree whatever its fit (the paper's
+        procedure).
     random_state : int, RandomState instance or None, default=None
         Seeds CART, the validation split and the shuffling through private
         generators (the global RNG is left untouched).
@@ -354,6 +434,9 @@ _DOC_ATTRS = """
         otherwise.
     n_active_leaves_ : int
         Number of leaves that training samples reach (paper, Figure 3).
+    greedy_fallback_ : bool
+        Whether ``greedy_floor`` replaced the trained tree by a CART
+        (``tree_`` is then that CART as a complete oblique tree).
     n_iter_ : int
         Number of SGD epochs run.
     loss_curve_ : list of float
@@ -453,6 +536,7 @@ class NonGreedyObliqueTreeClassifier(TreeClassifierMixin, _BaseNonGreedy):
         validation_fraction=0.1,
         n_iter_no_change=10,
         tol=1e-4,
+        greedy_floor=True,
         random_state=None,
         verbose=0,
         class_weight=None,
@@ -472,6 +556,7 @@ class NonGreedyObliqueTreeClassifier(TreeClassifierMixin, _BaseNonGreedy):
             validation_fraction=validation_fraction,
             n_iter_no_change=n_iter_no_change,
             tol=tol,
+            greedy_floor=greedy_floor,
             random_state=random_state,
             verbose=verbose,
         )
