@@ -27,7 +27,8 @@ concatenation functions of the caller's array library.
 
 import math
 
-__all__ = ["MAX_BATCH", "MAX_EPOCH_ROWS", "MAX_STEPS", "RowStream", "resolve_batching"]
+__all__ = ["MAX_BATCH", "MAX_EPOCH_ROWS", "MAX_STEPS", "RowStream", "batch_size_doc",
+           "resolve_batching"]
 
 #: Steps per epoch below which ``"auto"`` keeps the family's base batch.
 MAX_STEPS = 128
@@ -62,6 +63,24 @@ def resolve_batching(batch_size, n_samples, base):
         batch = min(max(int(base), math.ceil(n / MAX_STEPS)), MAX_BATCH)
         return batch, min(n, MAX_EPOCH_ROWS)
     return int(batch_size), n
+
+
+def batch_size_doc(base, *, large=""):
+    """The numpydoc entry of an estimator's ``batch_size`` parameter.
+
+    ``base`` is the family's batch on small data; ``large`` is inserted
+    before "so that the fit time stops growing" (what else the family
+    bounds on large tables).
+    """
+    return f"""    batch_size : int or "auto", default="auto"
+        Mini-batch size. ``"auto"`` adapts it to the training rows ``n``:
+        {base} rows while an epoch has at most {MAX_STEPS} steps, then
+        ``ceil(n / {MAX_STEPS})`` rows up to {MAX_BATCH}; an epoch (one iteration
+        of ``max_iter`` and ``n_iter_no_change``) then visits at most
+        {MAX_EPOCH_ROWS:,} rows, larger tables being visited over successive
+        epochs{large}, so that the fit time stops growing with ``n`` beyond
+        that. An int: that batch, every epoch one full pass over the rows.
+"""
 
 
 class RowStream:

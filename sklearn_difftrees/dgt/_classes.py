@@ -7,6 +7,7 @@ import numpy as np
 from .._compat import Interval, StrOptions
 from .._core.base import BaseGradientTree, TreeClassifierMixin, TreeRegressorMixin
 from .._core.onnx_graph import hard_tree_outputs
+from .._core.batching import batch_size_doc
 
 __all__ = ["DGTClassifier", "DGTRegressor"]
 
@@ -216,15 +217,7 @@ _DOC_TREE_PARAMS = """    max_depth : int, default=6 (classifier) or 8 (regresso
         (the paper's start).
     max_iter : int, default=200
         Maximum number of epochs.
-    batch_size : int or "auto", default="auto"
-        Mini-batch size. ``"auto"`` adapts it to the training rows ``n``:
-        128 rows while an epoch has at most 128 steps, then
-        ``ceil(n / 128)`` rows up to 1024; an epoch (one iteration of
-        ``max_iter`` and ``n_iter_no_change``) then visits at most 131,072
-        rows, larger tables being visited over successive epochs, so that
-        the fit time stops growing with ``n`` beyond that. An int: that
-        batch, every epoch one full pass over the rows.
-    learning_rate : float, default=1e-2
+""" + batch_size_doc(128) + """    learning_rate : float, default=1e-2
         Initial learning rate.
     optimizer : {"rmsprop", "adam", "sgd"}, default="rmsprop"
         Optimizer (RMSprop with ``eps=1e-5`` as in the authors' code).

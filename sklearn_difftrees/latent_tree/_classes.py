@@ -25,6 +25,7 @@ from .._compat import Interval, StrOptions, _check_sample_weight
 from .._core import topology
 from .._core.base import BaseGradientTree, TreeClassifierMixin, TreeRegressorMixin
 from .._core.validation import check_predict_data
+from .._core.batching import batch_size_doc
 from ._forward import _elu, _rowwise_matmul, node_rewards_numpy
 from ._onnx import latent_tree_graph
 from ._pav import tree_isotonic_forward
@@ -277,15 +278,7 @@ _DOC_PARAMS = """
         Dropout probability after each hidden layer (``head="mlp"``).
     max_iter : int, default=200
         Maximum number of epochs.
-    batch_size : int or "auto", default="auto"
-        Mini-batch size. ``"auto"`` adapts it to the training rows ``n``:
-        128 rows while an epoch has at most 128 steps, then
-        ``ceil(n / 128)`` rows up to 1024; an epoch (one iteration of
-        ``max_iter`` and ``n_iter_no_change``) then visits at most 131,072
-        rows, larger tables being visited over successive epochs, so that
-        the fit time stops growing with ``n`` beyond that. An int: that
-        batch, every epoch one full pass over the rows.
-    learning_rate : float, default=1e-2
+""" + batch_size_doc(128) + """    learning_rate : float, default=1e-2
         Learning rate.
     optimizer : {"adam", "rmsprop", "sgd"}, default="adam"
         Optimizer.

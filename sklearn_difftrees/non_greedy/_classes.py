@@ -12,7 +12,7 @@ from .._compat import Interval, RealNotInt, StrOptions, _fit_context
 from .._core._guard import check_finite_model
 from .._core._memory import check_memory
 from .._core.base import BaseObliqueTree, TreeClassifierMixin, TreeRegressorMixin
-from .._core.batching import resolve_batching
+from .._core.batching import batch_size_doc, resolve_batching
 from .._core.greedy import cart_to_complete, cv_depth
 from .._core.onnx_graph import hard_tree_outputs
 from .._core.tree import ObliqueTree
@@ -358,18 +358,10 @@ _DOC_PARAMS = """
         classification sets neither choice was better on most of them.
     max_iter : int, default=50
         Maximum number of SGD epochs (0 keeps the CART / CO2 start).
-    batch_size : int or "auto", default="auto"
-        Mini-batch size. ``"auto"`` adapts it to the training rows ``n``:
-        128 rows while an epoch has at most 128 steps, then
-        ``ceil(n / 128)`` rows up to 1024; an epoch (one iteration of
-        ``max_iter`` and ``n_iter_no_change``) then visits at most 131,072
-        rows, larger tables being visited over successive epochs, and the
-        greedy start (``max_depth="auto"``'s cross-validation and the CART
-        / CO2 tree) is computed on a random subsample of 131,072 of them, so
-        that the fit time stops growing with ``n`` beyond that. An int:
-        that batch, every epoch one full pass over the rows, the start on
-        all of them.
-    learning_rate : float, default=0.1
+""" + batch_size_doc(128, large=(
+    ", and the greedy start (``max_depth=\"auto\"``'s cross-validation and\n"
+    "        the CART / CO2 tree) is computed on a random subsample of that many\n"
+    "        rows")) + """    learning_rate : float, default=0.1
         Step size of the splits and the leaf parameters.
     momentum : float, default=0.9
         Momentum of the SGD steps.

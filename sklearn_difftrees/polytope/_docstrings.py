@@ -1,6 +1,8 @@
 """The numpydoc sections the two ConvexPolytopeTree estimators share
 (parameters, attributes, references), formatted per task in ``_classes``."""
 
+from .._core.batching import batch_size_doc
+
 _DOC_PARAMS = """
     Parameters
     ----------
@@ -68,15 +70,7 @@ _DOC_PARAMS = """
         early stopping, the best validation epoch is kept). Reaching it is
         therefore not reported as a ``ConvergenceWarning``; ``n_iter_`` and
         ``loss_curve_`` show what happened.
-    batch_size : int or "auto", default="auto"
-        Mini-batch size. ``"auto"`` adapts it to the training rows ``n``:
-        256 rows while an epoch has at most 128 steps, then
-        ``ceil(n / 128)`` rows up to 1024; an epoch (one iteration of
-        ``max_iter`` and ``n_iter_no_change``) then visits at most 131,072
-        rows, larger tables being visited over successive epochs, so that
-        the fit time stops growing with ``n`` beyond that. An int: that
-        batch, every epoch one full pass over the rows.
-        The same batch serves the stumps and the refinement (the entropy is
+""" + batch_size_doc(256) + """        The same batch serves the stumps and the refinement (the entropy is
         estimated per batch, so very small batches make it noisy).
     learning_rate : float, default=5e-2
         Learning rate of both the stumps and the refinement.

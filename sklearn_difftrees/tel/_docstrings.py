@@ -1,5 +1,7 @@
 """Docstring sections shared by the two TEL estimators (kept apart from the code)."""
 
+from .._core.batching import batch_size_doc
+
 _DOC_PARAMS = """
     Parameters
     ----------
@@ -32,15 +34,7 @@ _DOC_PARAMS = """
         L2 penalty on the leaf vectors.
     max_iter : int, default=100
         Maximum number of epochs.
-    batch_size : int or "auto", default="auto"
-        Mini-batch size. ``"auto"`` adapts it to the training rows ``n``:
-        128 rows while an epoch has at most 128 steps, then
-        ``ceil(n / 128)`` rows up to 1024; an epoch (one iteration of
-        ``max_iter`` and ``n_iter_no_change``) then visits at most 131,072
-        rows, larger tables being visited over successive epochs, so that
-        the fit time stops growing with ``n`` beyond that. An int: that
-        batch, every epoch one full pass over the rows.
-    learning_rate : float, default=1e-2
+""" + batch_size_doc(128) + """    learning_rate : float, default=1e-2
         Learning rate.
     optimizer : {{"adam", "rmsprop", "sgd"}}, default="adam"
         Optimizer (the paper uses Adam).
