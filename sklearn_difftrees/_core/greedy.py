@@ -10,15 +10,42 @@ greedy tree of each depth cross-validates:
   identical to CART's);
 * :func:`cv_depth` picks the depth whose CART scores best in k-fold
   cross-validation, growing one tree per fold and scoring it cut at every
-  depth.
+  depth;
+* :func:`greedy_reference` is the *greedy floor* of the methods that offer
+  ``greedy_floor=True``: the better-fitting of the information-gain and
+  Gini CARTs of depth ``min(depth, FLOOR_DEPTH)`` (squared error for
+  regression) and its training score (:func:`fit_score`). A method whose
+  trained tree scores below it on its training rows returns a greedy tree
+  instead (each method builds that tree in its own fitted format, e.g. from
+  :func:`cart_to_complete` or :func:`cart_splits`).
 
 Nothing here imports torch or knows a method.
 """
 
+from collections import namedtuple
+
 import numpy as np
+from sklearn.metrics import r2_score
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
-__all__ = ["cart_to_complete", "cv_depth"]
+__all__ = [
+    "FLOOR_DEPTH",
+    "GreedyReference",
+    "cart_splits",
+    "cart_to_complete",
+    "cv_depth",
+    "fit_cart",
+    "fit_score",
+    "greedy_reference",
+]
+
+#: Depth of the greedy floor's reference: a trained tree must fit its
+#: training rows at least as well as two greedy levels.
+FLOOR_DEPTH = 2
+
+#: The greedy floor's reference (:func:`greedy_reference`): its training
+#: ``score``, the ``criterion`` it was grown with and the fitted ``cart``.
+GreedyReference = namedtuple("GreedyReference", ["score", "criterion", "cart"])
 
 
 def _truncated_scores(cart, Z, Y, w, max_depth, classification):
@@ -112,3 +139,74 @@ def cart_to_complete(cart, depth, n_features, norm):
         right = np.where(split, t.children_right[cur], cur)
         cur = np.stack([left, right], axis=1).ravel()
     return W, b, cur
+
+
+def fit_cart(Z, Y, w, *, depth, classification, seed, criterion=None, **params):
+    """scikit-learn's CART of ``max_depth=depth`` fitted on ``(Z, Y, w)``.
+
+    ``criterion`` defaults to ``"entropy"`` (information gain) for the
+    classifier and ``"squared_error"`` for the regressor; ``params`` go to
+    the tree (e.g. ``min_samples_leaf``).
+    """
+    if classification:
+        cart = DecisionTreeClassifier(criterion=criterion or "entropy", max_depth=depth,
+                                      random_state=seed, **params)
+    else:
+        cart = DecisionTreeRegressor(criterion=criterion or "squared_error", max_depth=depth,
+                                     random_state=seed, **params)
+    return cart.fit(Z, Y, sample_weight=w)
+
+
+def fit_score(pred, Y, w, classification):
+    """The greedy floor's score of predictions ``pred`` of ``Y``, weights ``w``.
+
+    Weighted accuracy of the predicted class codes for the classifier,
+    weighted ``R^2`` (averaged uniformly over the outputs) for the
+    regressor; higher is better.
+    """
+    if classification:
+        return float(((pred == Y) * w).sum() / w.sum())
+    return float(r2_score(Y, np.reshape(pred, np.shape(Y)), sample_weight=w))
+
+
+def greedy_reference(Z, Y, w, *, depth, classification, seed, grow=slice(None), score=None,
+                     **params):
+    """The greedy floor: the better-fitting shallow CART and its training score.
+
+    CARTs of depth ``min(depth, FLOOR_DEPTH)`` are grown on the rows
+    ``grow`` of ``(Z, Y, w)`` (all by default) with ``"entropy"`` and
+    ``"gini"`` (the regressor: ``"squared_error"`` only) and scored on all
+    of ``(Z, Y, w)``: by ``score(cart)`` when given (a method scoring the
+    tree as it would represent it), else by :func:`fit_score` of the CART's
+    own predictions. Returns the best :data:`GreedyReference` (ties: the
+    first criterion).
+    """
+    Zg, Yg, wg = Z[grow], Y[grow], w[grow]
+    best = None
+    for criterion in ("entropy", "gini") if classification else ("squared_error",):
+        cart = fit_cart(Zg, Yg, wg, depth=min(depth, FLOOR_DEPTH),
+                        classification=classification, seed=seed, criterion=criterion,
+                        **params)
+        s = (score(cart) if score is not None
+             else fit_score(cart.predict(Z), Y, w, classification))
+        if best is None or s > best.score:
+            best = GreedyReference(s, criterion, cart)
+    return best
+
+
+def cart_splits(cart):
+    """``{heap index: (feature, threshold)}`` of the splits of a fitted sklearn tree.
+
+    The CART's root is heap node 0 and the children of heap node ``i`` are
+    ``2i + 1`` (CART's left, ``x[feature] <= threshold``) and ``2i + 2``;
+    CART leaves are absent (a tree whose leaves sit at any depth).
+    """
+    t = cart.tree_
+    out, stack = {}, [(0, 0)]
+    while stack:
+        node, heap = stack.pop()
+        if t.children_left[node] != -1:
+            out[heap] = (int(t.feature[node]), float(t.threshold[node]))
+            stack += [(t.children_left[node], 2 * heap + 1),
+                      (t.children_right[node], 2 * heap + 2)]
+    return dict(sorted(out.items()))

@@ -4,8 +4,6 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import is_classifier
-from sklearn.metrics import r2_score
-from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 from sklearn.utils import check_random_state
 
 from .._compat import Interval, RealNotInt, StrOptions, _fit_context
@@ -13,7 +11,14 @@ from .._core._guard import check_finite_model
 from .._core._memory import check_memory
 from .._core.base import BaseObliqueTree, TreeClassifierMixin, TreeRegressorMixin
 from .._core.batching import resolve_batching
-from .._core.greedy import cart_to_complete, cv_depth
+from .._core.greedy import (
+    FLOOR_DEPTH,
+    cart_to_complete,
+    cv_depth,
+    fit_cart,
+    fit_score,
+    greedy_reference,
+)
 from .._core.onnx_graph import hard_tree_outputs
 from .._core.tree import ObliqueTree
 from .._core.validation import check_fit_data, fit_standardizer, validation_split
@@ -113,14 +118,6 @@ class _BaseNonGreedy(BaseObliqueTree):
         self.verbose = verbose
 
     # ------------------------------------------------------------ the task
-    def _cart(self, Z, Y, w, seed, depth, criterion=None):
-        """Fitted CART at ``depth`` (the start's criterion unless given)."""
-        if is_classifier(self):
-            return DecisionTreeClassifier(criterion=criterion or "entropy", max_depth=depth,
-                                          random_state=seed).fit(Z, Y, sample_weight=w)
-        return DecisionTreeRegressor(max_depth=depth, random_state=seed).fit(
-            Z, Y, sample_weight=w)
-
     def _embed_cart(self, cart, Z, Y, w, depth):
         """``(W, b, theta)`` of a complete tree of ``depth`` routing like ``cart``."""
         W, b, leaf_node = cart_to_complete(cart, depth, Z.shape[1], self.nu)
@@ -132,7 +129,8 @@ class _BaseNonGreedy(BaseObliqueTree):
 
     def _init_cart(self, Z, Y, w, seed, depth):
         """Greedy axis-aligned start: CART at ``depth`` (entropy / squared error)."""
-        return self._embed_cart(self._cart(Z, Y, w, seed, depth), Z, Y, w, depth)
+        cart = fit_cart(Z, Y, w, depth=depth, classification=is_classifier(self), seed=seed)
+        return self._embed_cart(cart, Z, Y, w, depth)
 
     def _train_score(self, Z, Y, w, W, b, theta):
         """Training score (accuracy / R^2) of a complete tree on ``(Z, Y, w)``."""
@@ -141,35 +139,34 @@ class _BaseNonGreedy(BaseObliqueTree):
     def _greedy_floor(self, Z, Y, w, grow, seed, depth, W, b, theta):
         """The tree to return: ``(W, b, theta)``, or a greedy tree if it fits worse.
 
-        The reference is the better-fitting greedy tree of depth
-        ``min(depth, AUTO_MIN_DEPTH)`` (CART; classifier: information gain or
-        Gini) grown on the rows ``grow`` (all, or the start's subsample) of
-        ``(Z, Y, w)``. When ``(W, b, theta)`` scores below it on ``(Z, Y, w)``,
+        The reference is the core's greedy floor
+        (:func:`~sklearn_difftrees._core.greedy.greedy_reference`: the
+        better-fitting CART of depth ``min(depth, FLOOR_DEPTH)``; classifier:
+        information gain or Gini) grown on the rows ``grow`` (all, or the
+        start's subsample) of ``(Z, Y, w)`` and scored as embedded in the
+        complete tree. When ``(W, b, theta)`` scores below it on ``(Z, Y, w)``,
         the greedy tree of ``depth`` with the reference's criterion is
         returned instead (or the reference itself, should it fit better).
         Returns ``(W, b, theta, fell_back)``.
         """
         Zg, Yg, wg = Z[grow], Y[grow], w[grow]
+        classification = is_classifier(self)
 
-        def greedy(criterion, d):
-            cart = self._cart(Zg, Yg, wg, seed, d, criterion)
-            tree = self._embed_cart(cart, Zg, Yg, wg, depth)
-            return self._train_score(Z, Y, w, *tree), tree
+        def embed(cart):
+            return self._embed_cart(cart, Zg, Yg, wg, depth)
 
-        shallow = min(depth, AUTO_MIN_DEPTH)
-        best = None
-        for criterion in ("entropy", "gini") if is_classifier(self) else (None,):
-            ref_score, ref = greedy(criterion, shallow)
-            if best is None or ref_score > best[0]:
-                best = (ref_score, criterion, ref)
-        ref_score, criterion, ref = best
-        if self._train_score(Z, Y, w, W, b, theta) >= ref_score:
+        ref = greedy_reference(
+            Z, Y, w, depth=depth, classification=classification, seed=seed, grow=grow,
+            score=lambda cart: self._train_score(Z, Y, w, *embed(cart)),
+        )
+        if self._train_score(Z, Y, w, W, b, theta) >= ref.score:
             return W, b, theta, False
-        if depth > shallow:
-            deep_score, deep = greedy(criterion, depth)
-            if deep_score >= ref_score:
+        if depth > FLOOR_DEPTH:
+            deep = embed(fit_cart(Zg, Yg, wg, depth=depth, classification=classification,
+                                  seed=seed, criterion=ref.criterion))
+            if self._train_score(Z, Y, w, *deep) >= ref.score:
                 return (*deep, True)
-        return (*ref, True)
+        return (*embed(ref.cart), True)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -414,7 +411,7 @@ class NonGreedyObliqueTreeClassifier(TreeClassifierMixin, _BaseNonGreedy):
 
     @staticmethod
     def _leaf_score(leaves, theta, y, w):
-        return float(((theta[leaves].argmax(axis=1) == y) * w).sum() / w.sum())
+        return fit_score(theta[leaves].argmax(axis=1), y, w, True)
 
 
 class NonGreedyObliqueTreeRegressor(TreeRegressorMixin, _BaseNonGreedy):
@@ -458,7 +455,7 @@ class NonGreedyObliqueTreeRegressor(TreeRegressorMixin, _BaseNonGreedy):
 
     @staticmethod
     def _leaf_score(leaves, theta, y, w):
-        return float(r2_score(y, theta[leaves], sample_weight=w))
+        return fit_score(theta[leaves], y, w, False)
 
 
 #: The design brief's name for the method: the classifier.

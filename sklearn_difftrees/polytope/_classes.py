@@ -23,6 +23,7 @@ from .._core.validation import (
 )
 from ._criterion import _Criterion
 from ._docstrings import _DOC_ATTRS, _DOC_PARAMS, _DOC_REF
+from ._floor import _GreedyFloorMixin
 from ._freeze import _FreezeMixin
 from ._growth import _GreedyGrowthMixin
 from ._onnx import polytope_graph
@@ -37,10 +38,11 @@ __all__ = ["ConvexPolytopeTreeClassifier", "ConvexPolytopeTreeRegressor"]
 BRIER_TIE_BREAK = 1e-6
 
 
-class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, BaseObliqueTree):
+class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, _GreedyFloorMixin,
+                              BaseObliqueTree):
     """Parameters and ``fit`` shared by both tasks: greedy growth
     (:mod:`._growth`), joint refinement (:mod:`._training`), facet selection
-    and the fitted tree (:mod:`._freeze`)."""
+    and the fitted tree (:mod:`._freeze`), the greedy floor (:mod:`._floor`)."""
 
     #: The batch of ``batch_size="auto"`` on small data (see
     #: :func:`~sklearn_difftrees._core.batching.resolve_batching`); larger
@@ -62,6 +64,7 @@ class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, BaseObliqueTree)
         "min_impurity_decrease": [Interval(Real, 0, None, closed="left")],
         "threshold": [StrOptions({"refit"}), Interval(RealNotInt, 0, 1, closed="neither")],
         "growth_max_iter": [Interval(Integral, 1, None, closed="left")],
+        "greedy_floor": ["boolean"],
     }
 
     def __init__(
@@ -90,6 +93,7 @@ class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, BaseObliqueTree)
         validation_fraction=0.2,
         n_iter_no_change=10,
         tol=1e-4,
+        greedy_floor=True,
         random_state=None,
         device="auto",
         verbose=0,
@@ -117,6 +121,7 @@ class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, BaseObliqueTree)
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
         self.tol = tol
+        self.greedy_floor = greedy_floor
         self.random_state = random_state
         self.device = device
         self.verbose = verbose
@@ -205,7 +210,9 @@ class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, BaseObliqueTree)
         self.n_iter_, self.loss_curve_ = 0, []
         self.best_loss_ = None
         self.validation_scores_ = self.best_validation_score_ = None
+        grown = None  # the greedy tree, kept for the floor when refinement changes it
         if params and self.max_iter > 0:
+            grown = params
             scaled = {v: p[:3] for v, p in params.items()}
             val = (Z[va], Y_fit[va], w_fit[va]) if self.early_stopping and va.size else None
             refined, history = _training.refine(
@@ -226,10 +233,23 @@ class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, BaseObliqueTree)
                 self.best_validation_score_ = history.best_validation_score
         self.device_ = str(device)
 
-        params = self._drop_facets(params, Z, Y_fit, w_fit, crit)
-        self.tree_ = self._build_tree(
-            params, depth, mean, scale, constant, X_fit, Y_fit, w_fit, crit
-        )
+        def build(params, depth, refit=True):
+            """Trained splits frozen as below, or (``refit=False``) a CART's as they are."""
+            if refit:
+                params = self._drop_facets(params, Z, Y_fit, w_fit, crit)
+                return self._build_tree(
+                    params, depth, mean, scale, constant, X_fit, Y_fit, w_fit, crit)
+            tree = self._assemble(params, depth, mean, scale, constant, X_fit.shape[1],
+                                  self._leaf_targets(Y_fit[:1]).shape[1])
+            return tree.finalize(X_fit, self._leaf_targets(Y_fit), w_fit)
+
+        self.tree_ = build(params, depth)
+        self.greedy_fallback_ = False
+        if self.greedy_floor:  # never fit the rows worse than two greedy levels
+            self.tree_, self.greedy_fallback_ = self._greedy_floor(
+                self.tree_, grown, build, Z, X_fit, Y_fit, w_fit,
+                seed=int(rng.randint(np.iinfo(np.int32).max)))
+            self.max_depth_ = self.tree_.max_depth  # D where a CART replaced the tree
         self.n_facets_ = self.tree_.n_facets
         check_finite_model(self, X)
         return self
@@ -286,7 +306,8 @@ class ConvexPolytopeTreeClassifier(ClassifierMixin, _BaseConvexPolytopeTree):
 """
         + _DOC_PARAMS.format(score="accuracy, ties broken by the Brier score of the leaves' "
                              "smoothed class proportions", impurity="entropy, in nats",
-                             gain="information gain")
+                             gain="information gain", score_floor="weighted accuracy",
+                             floor_criteria="information gain or Gini", n_carts="two to three")
         + """    class_weight : dict, "balanced" or None, default=None
         Weights associated with classes, multiplied into ``sample_weight``.
 
@@ -353,6 +374,7 @@ class ConvexPolytopeTreeClassifier(ClassifierMixin, _BaseConvexPolytopeTree):
         validation_fraction=0.2,
         n_iter_no_change=10,
         tol=1e-4,
+        greedy_floor=True,
         random_state=None,
         device="auto",
         verbose=0,
@@ -368,8 +390,8 @@ class ConvexPolytopeTreeClassifier(ClassifierMixin, _BaseConvexPolytopeTree):
             batch_size=batch_size, learning_rate=learning_rate, optimizer=optimizer,
             momentum=momentum, lr_schedule=lr_schedule, grad_clip=grad_clip,
             early_stopping=early_stopping, validation_fraction=validation_fraction,
-            n_iter_no_change=n_iter_no_change, tol=tol, random_state=random_state,
-            device=device, verbose=verbose,
+            n_iter_no_change=n_iter_no_change, tol=tol, greedy_floor=greedy_floor,
+            random_state=random_state, device=device, verbose=verbose,
         )
         self.class_weight = class_weight
 
@@ -473,7 +495,8 @@ class ConvexPolytopeTreeRegressor(RegressorMixin, _BaseConvexPolytopeTree):
     Read more in the :doc:`User Guide </polytope>`.
 """
         + _DOC_PARAMS.format(score="R^2", impurity="variance of the standardized targets",
-                             gain="variance reduction")
+                             gain="variance reduction", score_floor="weighted R^2",
+                             floor_criteria="squared error", n_carts="one to two")
         + """
     Attributes
     ----------

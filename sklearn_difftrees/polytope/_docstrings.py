@@ -95,6 +95,22 @@ _DOC_PARAMS = """
         refinement.
     tol : float, default=1e-4
         Minimum improvement of the monitored objective.
+    greedy_floor : bool, default=True
+        Never return a tree that fits its training rows worse than two
+        greedy levels. After training, the tree's training score on every
+        training row, the validation part included ({score_floor}), is
+        compared with that of the better-fitting CART of depth ``min(D, 2)``
+        grown on the same rows ({floor_criteria}), where
+        ``D = max(max_depth_, 2)``, at most an int ``max_depth``. If it is
+        lower, the greedily grown tree before the joint refinement is
+        returned if it reaches that score, else the CART of depth ``D`` with
+        the reference's criterion, written as a polytope tree with one facet
+        per split (``greedy_fallback_`` says which). The floor's CARTs
+        respect ``min_samples_split``, ``min_samples_leaf`` and
+        ``min_weight_fraction_leaf`` (not ``min_impurity_decrease``, whose
+        units are the polytope criterion's). Costs {n_carts} CART
+        fits of depth at most ``D``. ``False`` returns the trained tree
+        whatever its fit (the paper's procedure).
     random_state : int, RandomState instance or None, default=None
         Seeds the initializations, the validation split and the shuffling
         through private generators (global numpy / torch RNGs untouched).
@@ -120,7 +136,17 @@ _DOC_ATTRS = """
         ``tau = -ln(1 - q_thr)`` (left iff
         ``sum_k r_k softplus(beta_k . x + b_k) <= tau``), per node its value.
     max_depth_ : int
-        Depth of the grown tree (chosen on validation data for ``"auto"``).
+        Depth of the grown tree (chosen on validation data for ``"auto"``),
+        or of the CART that replaced it (``greedy_fallback_ == "cart"``).
+    greedy_fallback_ : False, "unrefined" or "cart"
+        What ``greedy_floor`` returned: ``False`` the trained tree,
+        ``"unrefined"`` the greedily grown tree before the joint refinement
+        (which had lowered the training score below two greedy levels),
+        ``"cart"`` a CART (``tree_`` holds each of its splits
+        ``x_j <= t`` as one facet with ``r = 1`` and ``beta`` zero but on
+        feature ``j``, thresholded at ``tau = ln 2 = softplus(0)``: the same
+        routing, and the same prediction path and exports as any fitted
+        tree). Truthy exactly when the trained tree was replaced.
     n_facets_ : ndarray of shape (2**max_depth_ - 1,)
         Effective number of facets of every heap node (0 where the node does
         not split).

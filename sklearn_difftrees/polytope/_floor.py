@@ -1,0 +1,98 @@
+"""ConvexPolytopeTree's greedy floor: never return a tree that fits its
+training rows worse than two greedy (CART) levels.
+
+The reference is the core's
+(:func:`~sklearn_difftrees._core.greedy.greedy_reference`: the better of the
+information-gain and Gini CARTs of depth ``min(D, 2)``, squared error for
+the regressor, with ``D = max(max_depth_, 2)``, at most an int
+``max_depth``). When the refined tree scores below it on every fit row (the
+validation part included), the greedily grown tree before the joint
+refinement is returned if it reaches the reference, else the CART of depth
+``D`` with the reference's criterion, written as a :class:`PolytopeTree`
+whose every split has one facet (:func:`cart_params`). A mixin of the
+estimators (it reads their parameters); numpy and scikit-learn only.
+"""
+
+import math
+import numbers
+
+import numpy as np
+from sklearn.base import is_classifier
+
+from .._core.greedy import FLOOR_DEPTH, cart_splits, fit_cart, fit_score, greedy_reference
+
+__all__ = ["_GreedyFloorMixin", "cart_params"]
+
+#: ``tau`` of a CART split written as a polytope split: ``softplus(0)``, so
+#: that ``1 * softplus(z_f - t) > ln 2`` iff ``z_f > t`` (right; ties left,
+#: as in CART).
+CART_TAU = math.log(2.0)
+
+
+def cart_params(cart, n_features):
+    """A fitted CART as standardized polytope splits ``{node: (beta, bias, r, tau)}``.
+
+    CART's split ``z[f] <= t`` (left) at heap node ``i`` becomes one facet
+    ``beta = e_f``, ``b = -t``, ``r = 1`` with ``tau = ln 2``: the score
+    ``softplus(z[f] - t)`` exceeds ``softplus(0) = ln 2`` exactly when
+    ``z[f] > t`` (softplus is increasing), so the polytope tree routes like
+    the CART. CART leaves are nodes that do not split, at their own depth.
+    """
+    out = {}
+    for v, (f, t) in cart_splits(cart).items():
+        beta = np.zeros((1, n_features))
+        beta[0, f] = 1.0
+        out[v] = (beta, np.array([-t]), np.ones(1), CART_TAU)
+    return out
+
+
+class _GreedyFloorMixin:
+    """``_greedy_floor``: the greedy floor of ``fit`` (after facet selection)."""
+
+    def _floor_depth(self):
+        """``D``: depth of the fallback CART (the reference has ``min(D, FLOOR_DEPTH)`` levels)."""
+        depth = max(self.max_depth_, FLOOR_DEPTH)
+        if isinstance(self.max_depth, numbers.Integral):
+            depth = min(depth, self.max_depth)
+        return depth
+
+    def _tree_fit_score(self, tree, X, Y, w):
+        """The floor's score (accuracy / R^2, :func:`fit_score`) of ``tree`` on ``(X, Y, w)``."""
+        leaves = tree.apply(X)
+        if is_classifier(self):
+            return fit_score(tree.value.argmax(1)[leaves], Y, w, True)
+        pred = (tree.value[leaves] - self._target_mean) / self._target_scale
+        return fit_score(pred, Y, w, False)
+
+    def _greedy_floor(self, tree, grown, build, Z, X, Y, w, seed):
+        """The tree to return and ``greedy_fallback_``.
+
+        ``tree`` is the fitted (refined) tree, ``grown`` the greedily grown
+        splits before refinement (``None`` when nothing was refined) and
+        ``build(params, depth, refit=True)`` freezes standardized splits into
+        a :class:`PolytopeTree`: trained splits the way ``fit`` does (facet
+        selection, thresholds, leaf-size limits), or with ``refit=False``
+        as they are (the CART's). ``(Z, X, Y, w)`` are all
+        the fit rows (standardized and raw). Returns ``(tree, False)``,
+        ``(unrefined tree, "unrefined")`` or ``(CART tree, "cart")``.
+        """
+        classification = is_classifier(self)
+        depth = self._floor_depth()
+        leaf_limits = dict(min_samples_split=self.min_samples_split,
+                           min_samples_leaf=self.min_samples_leaf,
+                           min_weight_fraction_leaf=self.min_weight_fraction_leaf)
+        ref = greedy_reference(Z, Y, w, depth=depth, classification=classification,
+                               seed=seed, **leaf_limits)
+        if self._tree_fit_score(tree, X, Y, w) >= ref.score:
+            return tree, False
+        if grown:
+            unrefined = build(grown, self.max_depth_)
+            if self._tree_fit_score(unrefined, X, Y, w) >= ref.score:
+                return unrefined, "unrefined"
+        if depth > FLOOR_DEPTH:  # the reference's criterion, grown to depth D
+            cart = fit_cart(Z, Y, w, depth=depth, classification=classification, seed=seed,
+                            criterion=ref.criterion, **leaf_limits)
+            deep = build(cart_params(cart, Z.shape[1]), depth, refit=False)
+            if self._tree_fit_score(deep, X, Y, w) >= ref.score:
+                return deep, "cart"
+        return build(cart_params(ref.cart, Z.shape[1]), depth, refit=False), "cart"
