@@ -51,6 +51,7 @@ version.
 """
 
 import argparse
+import ast
 import functools
 import json
 import os
@@ -157,7 +158,25 @@ def split(X, y, task, seed):
 
 # -- one job ---------------------------------------------------------------------------
 
-def make_model(model, task, seed, n_classes, smoke):
+def parse_overrides(items):
+    """``["DGT.init=cart", ...]`` -> ``{"DGT": {"init": "cart"}}`` (values as Python literals
+    where they parse, else strings)."""
+    out = {}
+    for item in items or ():
+        key, sep, raw = item.partition("=")
+        model, dot, param = key.partition(".")
+        if not (sep and dot and model in FAMILIES and param):
+            raise ValueError(f"--set expects FAMILY.param=value with FAMILY in "
+                             f"{list(FAMILIES)}, got {item!r}")
+        try:
+            value = ast.literal_eval(raw)
+        except (ValueError, SyntaxError):
+            value = raw
+        out.setdefault(model, {})[param] = value
+    return out
+
+
+def make_model(model, task, seed, n_classes, smoke, overrides=None):
     clf = task == "classification"
     if model in FAMILIES:
         import sklearn_difftrees
@@ -167,6 +186,8 @@ def make_model(model, task, seed, n_classes, smoke):
         if smoke:
             params = est.get_params()
             est.set_params(**{k: v for k, v in SMOKE_PARAMS.items() if k in params})
+        if overrides and model in overrides:
+            est.set_params(**overrides[model])
         return est
     if model == "CART":
         from sklearn.model_selection import GridSearchCV
@@ -203,7 +224,7 @@ def _fit(model, est, X, y, seed):
     return est
 
 
-def run_job(path, name, seed, model, smoke):
+def run_job(path, name, seed, model, smoke, overrides=None):
     """Fit one model on one split; scores, flags' raw material, fit time."""
     from threadpoolctl import threadpool_limits
 
@@ -220,7 +241,7 @@ def run_job(path, name, seed, model, smoke):
            "shape": f"{X.shape[0]} × {X.shape[1]}"}
     with threadpool_limits(1), warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        est = make_model(model, task, seed, int(y.max()) + 1 if clf else 0, smoke)
+        est = make_model(model, task, seed, int(y.max()) + 1 if clf else 0, smoke, overrides)
         t0 = time.perf_counter()
         try:
             _fit(model, est, Xtr, ytr, seed)
@@ -443,6 +464,11 @@ def main(argv=None):
     parser.add_argument("--smoke", action="store_true",
                         help=f"tiny CI run: {', '.join(SMOKE_DATASETS)}, <= {SMOKE_MAX_ROWS} "
                         "rows, 1 seed, a few epochs")
+    parser.add_argument("--set", nargs="+", default=None, metavar="FAMILY.param=value",
+                        dest="overrides",
+                        help="change a family's parameter for a study, e.g. DGT.init=cart "
+                        "(the report's command line shows it; the tables are then not "
+                        "the defaults)")
     parser.add_argument("--markdown", default=None, metavar="FILE",
                         help="write the tables between the bench_defaults markers of FILE "
                         "(docs/benchmarks.md has them)")
@@ -455,6 +481,10 @@ def main(argv=None):
                         help="render the results of earlier --json runs as one report "
                         "(no fitting)")
     args = parser.parse_args(argv)
+    try:
+        overrides = parse_overrides(args.overrides)
+    except ValueError as exc:
+        parser.error(str(exc))
     if args.merge:
         return merge(args)
 
@@ -500,7 +530,7 @@ def main(argv=None):
     t0 = time.perf_counter()
     results = []
     for r in Parallel(n_jobs=args.n_jobs, return_as="generator_unordered")(
-            delayed(job_fn)(*j[1], args.smoke) for j in jobs):
+            delayed(job_fn)(*j[1], args.smoke, overrides) for j in jobs):
         results.append(r)
         status = r.get("error") or f"test {fmt(r['test'], r['task'])}, {r['fit_s']:.1f} s"
         print(f"[{len(results)}/{len(jobs)}] {r['dataset']} seed {r['seed']} {r['model']}: "
@@ -524,7 +554,10 @@ def main(argv=None):
             shown.append(os.path.relpath(a) if a.startswith("/") else a)
     cmd = "python benchmarks/bench_defaults.py " + " ".join(shown)
     header = (
-        f"Default parameters, `random_state` = split seed, {seeds} seeded 70/30 split(s) "
+        ("Default parameters" if not overrides else
+         "Default parameters except " + ", ".join(
+             f"`{m}.{k}={v!r}`" for m, ps in overrides.items() for k, v in ps.items()))
+        + f", `random_state` = split seed, {seeds} seeded 70/30 split(s) "
         "(stratified for classification), raw features. CART = depth-tuned "
         "(GridSearchCV max_depth 2..12, cv=3), RF = 200 trees, HGB = defaults, EpsGreedy = "
         "the epsilon-greedy linear bandit over the same one-pass stream as DGTBandit.\n\n"
@@ -589,7 +622,10 @@ def merge(args):
         f"{m.get('wall_min', '?')} min; {m.get('environment', 'environment not recorded')}."
         for m in runs)
     header = (
-        f"Default parameters, `random_state` = split seed, {len(seeds)} seeded 70/30 split(s) "
+        ("Default parameters" if not overrides else
+         "Default parameters except " + ", ".join(
+             f"`{m}.{k}={v!r}`" for m, ps in overrides.items() for k, v in ps.items()))
+        + f", `random_state` = split seed, {len(seeds)} seeded 70/30 split(s) "
         "(stratified for classification), raw features. CART = depth-tuned "
         "(GridSearchCV max_depth 2..12, cv=3), RF = 200 trees, HGB = defaults, EpsGreedy = "
         "the epsilon-greedy linear bandit over the same one-pass stream as DGTBandit.\n\n"
