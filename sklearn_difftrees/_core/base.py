@@ -195,6 +195,11 @@ class BaseGradientModel(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         """Regularization added to every batch loss (``None``: none)."""
         return None
 
+    def _choose_structure(self, Z, Y, w, seed):
+        """Set data-chosen architecture attributes before :meth:`_build_module`
+        (not on a ``warm_start`` continuation): ``Z, Y, w`` are all fit rows
+        (validation included); draw only from ``seed``. Default: nothing."""
+
     def _init_module(self, module, Z, Y, w, seed):
         """Data-dependent start of a freshly built ``module`` (in place).
 
@@ -208,13 +213,10 @@ class BaseGradientModel(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         return False
 
     def _discard_warm_start_state(self):
-        """Drop the trained module's weights, kept only for ``warm_start``.
-
-        Prediction never uses them: ``fit`` calls this unless
-        ``warm_start=True``, so that a fitted model pickles only what
-        prediction needs (for DGT the hidden layers of the trained network
-        would otherwise dominate the pickle).
-        """
+        """Drop the trained module's weights, kept only for ``warm_start``:
+        ``fit`` calls this unless ``warm_start=True``, so that a fitted model
+        pickles only what prediction needs (a DGT's hidden layers would
+        otherwise dominate the pickle)."""
         self.__dict__.pop("_module_state", None)
         return self
 
@@ -279,6 +281,8 @@ class BaseGradientModel(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         w_fit = w_fit / w_fit.mean()
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(np.iinfo(np.int32).max))
+        if not warm:
+            self._choose_structure(Z_fit, Y_fit, w_fit, seed)
 
         val = None
         if self.early_stopping:

@@ -25,18 +25,30 @@ AUTO_WIDTH_CAP = 256
 #: standard deviation of a threshold fall inside the straight-through window
 #: ``|a| <= 1`` and carry gradient.
 CART_ROW_NORM = 1.0
+#: Deepest tree ``max_depth="auto"`` chooses. An epoch costs about twice as
+#: much per level, and the classifier's former fixed depth was 6: the cap
+#: keeps the default fit within about twice its former time.
+AUTO_MAX_DEPTH = 8
+#: Shallowest tree ``max_depth="auto"`` chooses (the former fixed default).
+#: A DGT tree fits its training rows less closely than a greedy tree of the
+#: same depth (glass, yeast: 0.66-0.76 / 0.51-0.58 training accuracy at
+#: depths 3-8, best at 6-8), so the search starts at the former default:
+#: the choice only ever deepens the tree.
+AUTO_MIN_DEPTH = 6
+#: Folds of the cross-validation that chooses ``max_depth="auto"``.
+AUTO_CV_FOLDS = 3
 
 
 class _BaseDGT(BaseGradientTree):
     """Shared parameters and model of the DGT estimators.
 
     The defaults here are :class:`DGTRegressor`'s; :class:`DGTClassifier`
-    overrides ``max_depth`` (6) and adds ``class_weight``.
+    overrides ``max_depth`` (``"auto"``) and adds ``class_weight``.
     """
 
     _parameter_constraints = {
         **BaseGradientTree._parameter_constraints,
-        "max_depth": [Interval(Integral, 1, 12, closed="both")],
+        "max_depth": [Interval(Integral, 1, 12, closed="both"), StrOptions({"auto"})],
         "n_layers": [Interval(Integral, 1, None, closed="left")],
         "hidden_width": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "alpha_l1": [Interval(Real, 0, None, closed="left")],
@@ -94,10 +106,43 @@ class _BaseDGT(BaseGradientTree):
         self.verbose = verbose
         self.warm_start = warm_start
 
+    def _choose_structure(self, Z, Y, w, seed):
+        """``max_depth_``: ``max_depth``, or the depth chosen by ``"auto"``.
+
+        ``"auto"`` takes the depth, between :data:`AUTO_MIN_DEPTH` (at least
+        ``ceil(log2(n_classes))`` for a classifier, so that every class can
+        own a leaf) and :data:`AUTO_MAX_DEPTH`, at which a greedy tree (CART) scores best in
+        :data:`AUTO_CV_FOLDS`-fold cross-validation on the fit rows
+        (:func:`~sklearn_difftrees._core.greedy.cv_depth`; at most
+        :data:`~sklearn_difftrees._core.batching.MAX_EPOCH_ROWS` of them,
+        drawn with the fit's seed). ``depth_scores_`` keeps the mean CV
+        score of every depth (None for an int ``max_depth``).
+        """
+        from sklearn.base import is_classifier
+
+        if self.max_depth != "auto":
+            self.max_depth_, self.depth_scores_ = self.max_depth, None
+            return
+        from .._core.batching import MAX_EPOCH_ROWS
+        from .._core.greedy import cv_depth
+
+        n = Z.shape[0]
+        rows = (slice(None) if n <= MAX_EPOCH_ROWS else
+                np.sort(np.random.RandomState(seed).choice(n, MAX_EPOCH_ROWS, replace=False)))
+        low = AUTO_MIN_DEPTH
+        if is_classifier(self):
+            low = max(low, int(np.ceil(np.log2(max(len(self.classes_), 2)))))
+        low = min(low, AUTO_MAX_DEPTH)
+        self.max_depth_, self.depth_scores_ = cv_depth(
+            np.asarray(Z[rows], dtype=np.float64), Y[rows], w[rows],
+            max_depth=AUTO_MAX_DEPTH, min_depth=low,
+            classification=is_classifier(self), n_folds=AUTO_CV_FOLDS, seed=seed,
+        )
+
     def _hidden_sizes(self):
         """Widths of the ``n_layers - 1`` hidden layers."""
         if self.hidden_width == "auto":
-            width = int(np.interp(self.max_depth, _TABLE12_DEPTH, _TABLE12_WIDTH))
+            width = int(np.interp(self.max_depth_, _TABLE12_DEPTH, _TABLE12_WIDTH))
             width = min(width, AUTO_WIDTH_CAP)
         else:
             width = self.hidden_width
@@ -106,7 +151,7 @@ class _BaseDGT(BaseGradientTree):
     def _build_module(self, n_features, n_outputs):
         from ._module import DGTModule
 
-        return DGTModule(n_features, self.max_depth, n_outputs, self._hidden_sizes())
+        return DGTModule(n_features, self.max_depth_, n_outputs, self._hidden_sizes())
 
     def _init_module(self, module, Z, Y, w, seed):
         """Greedy start (``init="cart"``): the CART grown on the training rows.
@@ -130,12 +175,12 @@ class _BaseDGT(BaseGradientTree):
         from ._module import hard_leaf
 
         if is_classifier(self):
-            cart = DecisionTreeClassifier(criterion="entropy", max_depth=self.max_depth,
+            cart = DecisionTreeClassifier(criterion="entropy", max_depth=self.max_depth_,
                                           random_state=seed)
         else:
-            cart = DecisionTreeRegressor(max_depth=self.max_depth, random_state=seed)
+            cart = DecisionTreeRegressor(max_depth=self.max_depth_, random_state=seed)
         cart.fit(Z, Y, sample_weight=w)
-        W, b, _ = cart_to_complete(cart, self.max_depth, Z.shape[1], CART_ROW_NORM)
+        W, b, _ = cart_to_complete(cart, self.max_depth_, Z.shape[1], CART_ROW_NORM)
         layers = module.layers
         with torch.no_grad():
             last = layers[-1]
@@ -150,7 +195,7 @@ class _BaseDGT(BaseGradientTree):
                 W = WL
             last.weight.copy_(torch.as_tensor(W))
             last.bias.copy_(torch.as_tensor(b))
-            leaf = hard_leaf(module.node_scores(torch.as_tensor(Z)), self.max_depth).numpy()
+            leaf = hard_leaf(module.node_scores(torch.as_tensor(Z)), self.max_depth_).numpy()
             theta = self._refit_leaf_params(leaf, Y, w, module.leaf.double().numpy())
             module.leaf.copy_(torch.as_tensor(theta))
         return True
@@ -177,11 +222,24 @@ class _BaseDGT(BaseGradientTree):
 
 # The docstrings are assembled from these pieces; the forests of _forest.py
 # reuse _DOC_TREE_PARAMS for the parameters they pass to their members.
-_DOC_TREE_PARAMS = """    max_depth : int, default=6 (classifier) or 8 (regressor)
+#: The single trees' entry of ``max_depth``; the forests keep an int (one
+#: depth for every member) and document it with ``_FOREST_DOC_MAX_DEPTH``.
+_DOC_MAX_DEPTH = """    max_depth : int or "auto", default="auto" (classifier) or 8 (regressor)
         Height of the complete tree (``2**max_depth`` leaves); 1 to 12.
-        Regression gets a deeper default because a piecewise-constant fit
-        needs more leaves than a classifier needs regions.
-    n_layers : int, default=1
+        ``"auto"`` chooses it from the data: of the depths 6 to 8, the one
+        at which a greedy tree (CART) scores best in 3-fold cross-validation
+        on the training rows (never shallower than 6: a DGT tree fits less
+        closely than a greedy tree of its depth); the choice is
+        ``max_depth_``. Regression keeps a fixed default of 8: a
+        piecewise-constant fit needs more leaves than a greedy tree's CV
+        suggests (see the DGT guide, "Depth chosen from the data").
+"""
+_FOREST_DOC_MAX_DEPTH = """    max_depth : int, default=6 (classifier) or 8 (regressor)
+        Height of every member's complete tree (``2**max_depth`` leaves); 1
+        to 12. Regression gets a deeper default because a piecewise-constant
+        fit needs more leaves than a classifier needs regions.
+"""
+_DOC_TREE_PARAMS = """    n_layers : int, default=1
         Number ``L`` of linear layers of the over-parameterization
         ``W_L ... W_1`` (``L - 1`` hidden layers); ``1`` trains the node
         weights directly. The product is collapsed (in float64) into one
@@ -208,7 +266,7 @@ _DOC_TREE_PARAMS = """    max_depth : int, default=6 (classifier) or 8 (regresso
         different defaults.
     init : {"random", "cart"}, default="random"
         Start of training. ``"cart"``: the greedy tree, a CART of depth
-        ``max_depth`` grown on the training rows (validation rows excluded)
+        ``max_depth_`` grown on the training rows (validation rows excluded)
         and embedded into the complete tree, its leaves set to the training
         loss's minimizer for their rows. With ``early_stopping`` this start
         is the candidate of epoch 0, so the kept weights' validation loss is
@@ -251,6 +309,7 @@ _DOC_PARAMS = (
     Parameters
     ----------
 """
+    + _DOC_MAX_DEPTH
     + _DOC_TREE_PARAMS
     + """    random_state : int, RandomState instance or None, default=None
         Seeds the initialization, the validation split and the shuffling
@@ -298,6 +357,13 @@ _DOC_ATTRS = """
         Validation score of the epoch whose weights were kept.
     device_ : str
         Device the model was trained on.
+    max_depth_ : int
+        Depth of the trained tree: ``max_depth``, or the depth ``"auto"``
+        chose.
+    depth_scores_ : ndarray of shape (8,) or None
+        With ``max_depth="auto"``: mean cross-validated score (accuracy /
+        minus the mean squared error) of the greedy tree at depths 1 to 8.
+        ``None`` otherwise.
     feature_importances_ : ndarray of shape (n_features_in_,)
         See :attr:`BaseObliqueTree.feature_importances_`.
 """
@@ -367,7 +433,7 @@ class DGTClassifier(TreeClassifierMixin, _BaseDGT):
     def __init__(
         self,
         *,
-        max_depth=6,
+        max_depth="auto",
         n_layers=1,
         hidden_width="auto",
         alpha_l1=0.0,

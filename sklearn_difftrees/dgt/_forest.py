@@ -65,6 +65,8 @@ class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
 
     _parameter_constraints = {
         **{k: v for k, v in _BaseDGT._parameter_constraints.items() if k != "warm_start"},
+        # One depth for every member: the batched trainer stacks their modules.
+        "max_depth": [Interval(Integral, 1, 12, closed="both")],
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
         "max_samples": [Interval(RealNotInt, 0, 1, closed="right")],
         "bootstrap": ["boolean"],

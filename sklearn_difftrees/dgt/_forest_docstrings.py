@@ -1,12 +1,12 @@
 """The numpydoc sections the two DGT forests share (parameters, attributes,
 references), formatted per task in ``_forest``."""
 
-from ._classes import _DOC_TREE_PARAMS
+from ._classes import _DOC_TREE_PARAMS, _FOREST_DOC_MAX_DEPTH
 
 # The forests keep a patience of 20 epochs where a single tree waits 50: the
 # longer patience cost 2x the time for no measured gain (pima -1.5 points,
 # vehicle +1.0; docs/dgt.md, "Forest defaults").
-_FOREST_DOC_TREE_PARAMS = _DOC_TREE_PARAMS.replace(
+_FOREST_DOC_TREE_PARAMS = _FOREST_DOC_MAX_DEPTH + _DOC_TREE_PARAMS.replace(
     "n_iter_no_change : int, default=50", "n_iter_no_change : int, default=20")
 
 __all__ = ["_DOC_FOREST_ATTRS", "_MEMBER_PARAMS_NOTE", "_REFERENCES", "_forest_params_doc"]

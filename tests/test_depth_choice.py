@@ -1,0 +1,81 @@
+"""``max_depth="auto"`` of the DGT estimators (the classifier's default): the
+depth a greedy tree cross-validates best at, chosen before training."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+
+from sklearn_difftrees import DGTClassifier, DGTForestClassifier, DGTRegressor
+from sklearn_difftrees.dgt._classes import AUTO_MAX_DEPTH, AUTO_MIN_DEPTH
+
+FAST = dict(max_iter=3, random_state=0)
+
+
+def _data(n_classes=3, n=300, seed=0):
+    return make_classification(n_samples=n, n_features=8, n_informative=6,
+                               n_classes=n_classes, n_clusters_per_class=1,
+                               random_state=seed)
+
+
+def test_auto_depth_is_the_best_cv_depth_in_range():
+    X, y = _data()
+    est = DGTClassifier(**FAST).fit(X, y)  # the default is "auto"
+    scores = est.depth_scores_
+    assert scores.shape == (AUTO_MAX_DEPTH,)
+    low = max(AUTO_MIN_DEPTH, int(np.ceil(np.log2(3))))
+    allowed = scores[low - 1:]
+    # The shallowest depth of the best mean CV score (the oracle: the scores).
+    assert est.max_depth_ == low + int(np.argmax(allowed >= allowed.max() - 1e-12))
+    assert est.tree_.max_depth == est.max_depth_
+
+
+def test_auto_depth_never_goes_below_its_floor():
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(300, 4))
+    y = (X[:, 0] > 0).astype(int)  # one split: the greedy tree's best depth is 1
+    est = DGTClassifier(**FAST).fit(X, y)
+    assert est.depth_scores_[0] >= est.depth_scores_.max() - 0.02
+    assert est.max_depth_ == AUTO_MIN_DEPTH
+
+
+def test_many_classes_get_a_leaf_each(monkeypatch):
+    monkeypatch.setattr("sklearn_difftrees.dgt._classes.AUTO_MIN_DEPTH", 2)
+    X, y = _data(n_classes=12, n=1200)
+    est = DGTClassifier(**FAST).fit(X, y)
+    assert est.max_depth_ >= 4  # 2**4 = 16 >= 12 leaves
+
+
+def test_auto_trains_the_tree_of_its_chosen_depth():
+    """The choice draws nothing from ``random_state``: fitting the chosen depth
+    directly gives the same tree, bit for bit."""
+    X, y = _data(seed=1)
+    auto = DGTClassifier(**FAST).fit(X, y)
+    fixed = DGTClassifier(max_depth=auto.max_depth_, **FAST).fit(X, y)
+    np.testing.assert_array_equal(auto.tree_.weights, fixed.tree_.weights)
+    np.testing.assert_array_equal(auto.tree_.value, fixed.tree_.value)
+    assert fixed.depth_scores_ is None and fixed.max_depth_ == auto.max_depth_
+
+
+@pytest.mark.parametrize("init", ["random", "cart"])
+def test_auto_depth_regressor_and_cart_start(init):
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(400, 5))
+    y = np.where(X[:, 0] > 0, 2.0, -1.0) + 0.1 * rng.normal(size=400)  # one split
+    est = DGTRegressor(max_depth="auto", init=init, max_iter=40, random_state=0).fit(X, y)
+    assert AUTO_MIN_DEPTH <= est.max_depth_ <= AUTO_MAX_DEPTH
+    assert est.tree_.max_depth == est.max_depth_
+    assert est.score(X, y) > 0.8
+
+
+def test_forest_members_share_one_int_depth():
+    X, y = _data()
+    with pytest.raises(ValueError, match="max_depth"):
+        DGTForestClassifier(max_depth="auto", n_estimators=2, max_iter=2).fit(X, y)
+
+
+def test_warm_start_keeps_the_chosen_depth():
+    X, y = _data()
+    est = DGTClassifier(warm_start=True, **FAST).fit(X, y)
+    depth = est.max_depth_
+    est.fit(X[:150], y[:150])  # another sample would choose anew; warm keeps the model
+    assert est.max_depth_ == depth and est.tree_.max_depth == depth
