@@ -79,3 +79,56 @@ def test_warm_start_keeps_the_chosen_depth():
     depth = est.max_depth_
     est.fit(X[:150], y[:150])  # another sample would choose anew; warm keeps the model
     assert est.max_depth_ == depth and est.tree_.max_depth == depth
+
+
+# -- the greedy floor (DGT's, shared reference with NonGreedy / ConvexPolytopeTree) --------
+
+def _route_everything_left(monkeypatch):
+    """Make the trained splits useless: every row reaches the leftmost leaf."""
+    from sklearn_difftrees.dgt._classes import _BaseDGT
+
+    def splits(self, module):
+        W, b = module.collapse()
+        return np.zeros_like(W), np.full_like(b, -1.0)
+
+    monkeypatch.setattr(_BaseDGT, "_module_to_splits", splits)
+
+
+@pytest.mark.parametrize("greedy_floor", [True, False])
+def test_greedy_floor_replaces_a_collapsed_classifier(monkeypatch, greedy_floor):
+    from sklearn.tree import DecisionTreeClassifier
+
+    _route_everything_left(monkeypatch)
+    X, y = _data(seed=2)
+    est = DGTClassifier(max_depth=3, greedy_floor=greedy_floor, **FAST).fit(X, y)
+    stump = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y).score(X, y)
+    assert est.greedy_fallback_ is greedy_floor
+    if greedy_floor:
+        assert est.score(X, y) >= stump - 1e-12
+        assert est.get_depth() <= 3 and est.tree_.max_depth == 3
+        assert np.unique(est.predict(X)).size > 1
+    else:
+        assert np.unique(est.predict(X)).size == 1  # the collapsed tree, kept
+
+
+def test_greedy_floor_replaces_a_collapsed_regressor(monkeypatch):
+    from sklearn.tree import DecisionTreeRegressor
+
+    _route_everything_left(monkeypatch)
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(300, 4))
+    Y = np.c_[np.where(X[:, 0] > 0, 3.0, -1.0), X[:, 1]] + 0.1 * rng.normal(size=(300, 2))
+    est = DGTRegressor(max_depth=3, **FAST).fit(X, Y)
+    stump = DecisionTreeRegressor(max_depth=2, random_state=0).fit(X, Y).score(X, Y)
+    assert est.greedy_fallback_
+    assert est.score(X, Y) >= stump - 1e-9
+    assert est.predict(X).shape == Y.shape
+
+
+def test_greedy_floor_leaves_a_good_fit_alone():
+    X, y = _data(seed=3)
+    on = DGTClassifier(max_depth=3, max_iter=30, random_state=0).fit(X, y)
+    off = DGTClassifier(max_depth=3, max_iter=30, random_state=0, greedy_floor=False).fit(X, y)
+    assert not on.greedy_fallback_
+    np.testing.assert_array_equal(on.tree_.weights, off.tree_.weights)
+    np.testing.assert_array_equal(on.tree_.value, off.tree_.value)

@@ -55,6 +55,7 @@ class _BaseDGT(BaseGradientTree):
         "alpha_l2": [Interval(Real, 0, None, closed="left")],
         "refit_leaves": ["boolean"],
         "init": [StrOptions({"cart", "random"})],
+        "greedy_floor": ["boolean"],
     }
 
     def __init__(
@@ -82,6 +83,7 @@ class _BaseDGT(BaseGradientTree):
         device="auto",
         verbose=0,
         warm_start=False,
+        greedy_floor=True,
     ):
         self.max_depth = max_depth
         self.n_layers = n_layers
@@ -105,6 +107,7 @@ class _BaseDGT(BaseGradientTree):
         self.device = device
         self.verbose = verbose
         self.warm_start = warm_start
+        self.greedy_floor = greedy_floor
 
     def _choose_structure(self, Z, Y, w, seed):
         """``max_depth_``: ``max_depth``, or the depth chosen by ``"auto"``.
@@ -213,6 +216,15 @@ class _BaseDGT(BaseGradientTree):
 
     def _module_to_splits(self, module):
         return module.collapse()
+
+    def _freeze(self, module, X, Y, sample_weight, keep):
+        super()._freeze(module, X, Y, sample_weight, keep)
+        self.greedy_fallback_ = False
+        if self.greedy_floor:  # never fit the rows worse than two greedy levels
+            from ._floor import apply_greedy_floor
+
+            self.greedy_fallback_ = apply_greedy_floor(self, X, Y, sample_weight, keep,
+                                                       CART_ROW_NORM)
 
     # ------------------------------------------------------------------ onnx
     def _onnx_graph(self, graph):
@@ -332,6 +344,13 @@ _DOC_PARAMS = (
         them on the estimator (and in its pickle: the layers of the
         over-parameterized network, many times the tree for ``n_layers > 1``)
         so that the next ``fit`` continues from them.
+    greedy_floor : bool, default=True
+        Never return a tree that fits its training rows (the early-stopping
+        hold-out included) worse than a depth-2 CART, the better of
+        information gain and Gini (squared error for the regressor): such a
+        tree is replaced by the CART of depth ``max_depth_`` with that
+        criterion, embedded in the complete tree with closed-form leaves
+        (``greedy_fallback_``). The forests' members always apply it.
 """
 )
 
@@ -357,6 +376,8 @@ _DOC_ATTRS = """
         Validation score of the epoch whose weights were kept.
     device_ : str
         Device the model was trained on.
+    greedy_fallback_ : bool
+        Whether ``greedy_floor`` replaced the trained tree by a CART.
     max_depth_ : int
         Depth of the trained tree: ``max_depth``, or the depth ``"auto"``
         chose.
@@ -455,6 +476,7 @@ class DGTClassifier(TreeClassifierMixin, _BaseDGT):
         device="auto",
         verbose=0,
         warm_start=False,
+        greedy_floor=True,
         class_weight=None,
     ):
         super().__init__(
@@ -480,6 +502,7 @@ class DGTClassifier(TreeClassifierMixin, _BaseDGT):
             device=device,
             verbose=verbose,
             warm_start=warm_start,
+            greedy_floor=greedy_floor,
         )
         self.class_weight = class_weight
 

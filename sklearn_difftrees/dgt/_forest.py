@@ -50,7 +50,8 @@ _MAX_INT = np.iinfo(np.int32).max
 #: Member parameters the forest does not pass through: it draws one seed per
 #: member, applies ``class_weight`` itself (to the original labels, before the
 #: bootstrap) and has no ``warm_start``.
-_NOT_PASSED_TO_MEMBERS = frozenset({"random_state", "class_weight", "warm_start"})
+_NOT_PASSED_TO_MEMBERS = frozenset({"random_state", "class_weight", "warm_start",
+                                    "greedy_floor"})  # members keep their default, True
 
 
 class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
@@ -64,7 +65,8 @@ class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
     _member_class = DGTRegressor
 
     _parameter_constraints = {
-        **{k: v for k, v in _BaseDGT._parameter_constraints.items() if k != "warm_start"},
+        **{k: v for k, v in _BaseDGT._parameter_constraints.items()
+           if k not in ("warm_start", "greedy_floor")},
         # One depth for every member: the batched trainer stacks their modules.
         "max_depth": [Interval(Integral, 1, 12, closed="both")],
         "n_estimators": [Interval(Integral, 1, None, closed="left")],

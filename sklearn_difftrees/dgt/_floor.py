@@ -1,0 +1,69 @@
+"""DGT's greedy floor: a trained tree never fits its training rows worse than
+two greedy levels (the reference of :func:`~sklearn_difftrees._core.greedy.greedy_reference`,
+shared with NonGreedy and ConvexPolytopeTree); otherwise a CART, embedded in
+the complete tree, is returned. A helper of the estimators' ``_freeze``."""
+
+import numpy as np
+from sklearn.base import is_classifier
+
+from .._core.greedy import cart_to_complete, fit_cart, fit_score, greedy_reference
+from .._core.tree import ObliqueTree
+
+__all__ = ["apply_greedy_floor"]
+
+#: Seed of the floor's CARTs (it only orders the features they try; fixed,
+#: so that the floor draws nothing from the fit's random stream).
+FLOOR_SEED = 0
+
+
+def _codes(est, tree, X):
+    """What :func:`fit_score` compares with the encoded target: class codes
+    (classifier) or standardized predictions (regressor)."""
+    pred = tree.predict(X)
+    if is_classifier(est):
+        return pred.argmax(axis=1)
+    return (pred - est._target_mean) / est._target_scale
+
+
+def _cart_tree(est, cart, depth, X, Z, Y, w, X_all, sample_weight, norm):
+    """``cart`` as the estimator's fitted tree: embedded splits, closed-form leaves."""
+    W, b, _ = cart_to_complete(cart, depth, Z.shape[1], norm)
+    n_leaves, n_out = 2**depth, est.tree_.value.shape[1]
+    theta0 = np.zeros((n_leaves, n_out))
+    tree = ObliqueTree.from_standardized(W, b, np.zeros((n_leaves, n_out)),
+                                         est._feature_mean, est._feature_scale)
+    leaves = tree.apply(X) - tree.n_internal
+    tree.value = np.ascontiguousarray(
+        est._leaf_values(est._refit_leaf_params(leaves, Y, w, theta0)), dtype=np.float64)
+    return tree.finalize(X_all, sample_weight)
+
+
+def apply_greedy_floor(est, X_all, Y_all, sample_weight, keep, norm):
+    """Replace ``est.tree_`` by a CART when it fits the fit rows worse.
+
+    The fit rows are ``keep`` (validation rows included). The reference is
+    the better of the depth-``min(max_depth_, 2)`` CARTs (entropy / Gini;
+    squared error) grown on them; when ``tree_`` scores below it, the CART
+    of depth ``max_depth_`` with the reference's criterion (or the
+    reference itself, should that fit better) replaces it, its leaves set
+    to the closed-form minimizer of the training loss. Returns whether it
+    did.
+    """
+    classification = is_classifier(est)
+    X, Y, w = X_all[keep], Y_all[keep], sample_weight[keep]
+    w = w / w.mean()
+    Z = (X - est._feature_mean) / est._feature_scale
+    Z[:, np.ptp(X, axis=0) == 0] = 0.0  # as in training: constant columns carry nothing
+    Yc = Y if classification else np.asarray(Y, dtype=np.float64)
+    ref = greedy_reference(Z, Yc, w, depth=est.max_depth_, classification=classification,
+                           seed=FLOOR_SEED)
+    if fit_score(_codes(est, est.tree_, X), Yc, w, classification) >= ref.score:
+        return False
+    depth = est.max_depth_
+    cart = fit_cart(Z, Yc, w, depth=depth, classification=classification, seed=FLOOR_SEED,
+                    criterion=ref.criterion)
+    tree = _cart_tree(est, cart, depth, X, Z, Yc, w, X_all, sample_weight, norm)
+    if fit_score(_codes(est, tree, X), Yc, w, classification) < ref.score:
+        tree = _cart_tree(est, ref.cart, depth, X, Z, Yc, w, X_all, sample_weight, norm)
+    est.tree_ = tree
+    return True
