@@ -132,3 +132,11 @@ def test_greedy_floor_leaves_a_good_fit_alone():
     assert not on.greedy_fallback_
     np.testing.assert_array_equal(on.tree_.weights, off.tree_.weights)
     np.testing.assert_array_equal(on.tree_.value, off.tree_.value)
+
+
+def test_warm_start_refuses_another_depth():
+    X, y = _data()
+    est = DGTClassifier(max_depth=3, warm_start=True, **FAST).fit(X, y)
+    est.set_params(max_depth=4)
+    with pytest.raises(ValueError, match="warm_start=True continues"):
+        est.fit(X, y)

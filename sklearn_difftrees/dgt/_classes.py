@@ -114,8 +114,9 @@ class _BaseDGT(BaseGradientTree):
 
         ``"auto"`` takes the depth, between :data:`AUTO_MIN_DEPTH` (at least
         ``ceil(log2(n_classes))`` for a classifier, so that every class can
-        own a leaf) and :data:`AUTO_MAX_DEPTH`, at which a greedy tree (CART) scores best in
-        :data:`AUTO_CV_FOLDS`-fold cross-validation on the fit rows
+        own a leaf) and :data:`AUTO_MAX_DEPTH`, at which a greedy tree
+        (CART) scores best in :data:`AUTO_CV_FOLDS`-fold cross-validation
+        on the fit rows
         (:func:`~sklearn_difftrees._core.greedy.cv_depth`; at most
         :data:`~sklearn_difftrees._core.batching.MAX_EPOCH_ROWS` of them,
         drawn with the fit's seed). ``depth_scores_`` keeps the mean CV
@@ -154,6 +155,12 @@ class _BaseDGT(BaseGradientTree):
     def _build_module(self, n_features, n_outputs):
         from ._module import DGTModule
 
+        if self.max_depth not in ("auto", self.max_depth_):  # a warm_start continuation
+            raise ValueError(
+                f"warm_start=True continues the previous fit, whose tree has depth "
+                f"{self.max_depth_}; got max_depth={self.max_depth}. Use warm_start=False "
+                "to fit a new tree."
+            )
         return DGTModule(n_features, self.max_depth_, n_outputs, self._hidden_sizes())
 
     def _init_module(self, module, Z, Y, w, seed):
@@ -172,17 +179,12 @@ class _BaseDGT(BaseGradientTree):
             return False
         import torch
         from sklearn.base import is_classifier
-        from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
-        from .._core.greedy import cart_to_complete
+        from .._core.greedy import cart_to_complete, fit_cart
         from ._module import hard_leaf
 
-        if is_classifier(self):
-            cart = DecisionTreeClassifier(criterion="entropy", max_depth=self.max_depth_,
-                                          random_state=seed)
-        else:
-            cart = DecisionTreeRegressor(max_depth=self.max_depth_, random_state=seed)
-        cart.fit(Z, Y, sample_weight=w)
+        cart = fit_cart(Z, Y, w, depth=self.max_depth_, classification=is_classifier(self),
+                        seed=seed)
         W, b, _ = cart_to_complete(cart, self.max_depth_, Z.shape[1], CART_ROW_NORM)
         layers = module.layers
         with torch.no_grad():
