@@ -622,10 +622,8 @@ def merge(args):
         f"{m.get('wall_min', '?')} min; {m.get('environment', 'environment not recorded')}."
         for m in runs)
     header = (
-        ("Default parameters" if not overrides else
-         "Default parameters except " + ", ".join(
-             f"`{m}.{k}={v!r}`" for m, ps in overrides.items() for k, v in ps.items()))
-        + f", `random_state` = split seed, {len(seeds)} seeded 70/30 split(s) "
+        "Default parameters (a run's `--set` in its command below changes them), "
+        f"`random_state` = split seed, {len(seeds)} seeded 70/30 split(s) "
         "(stratified for classification), raw features. CART = depth-tuned "
         "(GridSearchCV max_depth 2..12, cv=3), RF = 200 trees, HGB = defaults, EpsGreedy = "
         "the epsilon-greedy linear bandit over the same one-pass stream as DGTBandit.\n\n"
