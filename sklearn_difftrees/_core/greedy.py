@@ -27,6 +27,7 @@ from collections import namedtuple
 import numpy as np
 from sklearn.metrics import r2_score
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+from sklearn.utils import check_random_state
 
 __all__ = [
     "FLOOR_DEPTH",
@@ -37,6 +38,7 @@ __all__ = [
     "fit_cart",
     "fit_score",
     "greedy_reference",
+    "row_subsample",
 ]
 
 #: Depth of the greedy floor's reference: a trained tree must fit its
@@ -139,6 +141,15 @@ def cart_to_complete(cart, depth, n_features, norm):
         right = np.where(split, t.children_right[cur], cur)
         cur = np.stack([left, right], axis=1).ravel()
     return W, b, cur
+
+
+def row_subsample(n, max_rows, rng):
+    """Rows a greedy fit uses: all (``slice(None)``) when ``n <= max_rows``,
+    else ``max_rows`` sorted indices drawn without replacement from ``rng``
+    (an int seed or a ``RandomState``, drawn from only then)."""
+    if n <= max_rows:
+        return slice(None)
+    return np.sort(check_random_state(rng).choice(n, max_rows, replace=False))
 
 
 def fit_cart(Z, Y, w, *, depth, classification, seed, criterion=None, **params):

@@ -37,9 +37,10 @@ AUTO_MAX_DEPTH = 8
 AUTO_MIN_DEPTH = 6
 #: Folds of the cross-validation that chooses ``max_depth="auto"``.
 AUTO_CV_FOLDS = 3
-#: Most rows that cross-validation sees (a seeded subsample beyond): enough
-#: to rank three depths, and it keeps the choice's cost flat in ``n`` (3
-#: CARTs of depth 8 on 100,000 x 50 rows took 15 s, the whole fit ~40 s).
+#: Most rows that cross-validation sees (a seeded subsample beyond), and that
+#: grow the greedy floor's reference CARTs: enough to rank three depths, and
+#: it keeps their cost flat in ``n`` (3 CARTs of depth 8 on 100,000 x 50 rows
+#: took 15 s, the two depth-2 reference CARTs 2.6 s, the whole fit ~60 s).
 AUTO_CV_MAX_ROWS = 16_384
 
 
@@ -130,11 +131,9 @@ class _BaseDGT(BaseGradientTree):
         if self.max_depth != "auto":
             self.max_depth_, self.depth_scores_ = self.max_depth, None
             return
-        from .._core.greedy import cv_depth
+        from .._core.greedy import cv_depth, row_subsample
 
-        n = Z.shape[0]
-        rows = (slice(None) if n <= AUTO_CV_MAX_ROWS else
-                np.sort(np.random.RandomState(seed).choice(n, AUTO_CV_MAX_ROWS, replace=False)))
+        rows = row_subsample(Z.shape[0], AUTO_CV_MAX_ROWS, seed)
         low = AUTO_MIN_DEPTH
         if is_classifier(self):
             low = max(low, int(np.ceil(np.log2(max(len(self.classes_), 2)))))
@@ -228,7 +227,7 @@ class _BaseDGT(BaseGradientTree):
             from ._floor import apply_greedy_floor
 
             self.greedy_fallback_ = apply_greedy_floor(self, X, Y, sample_weight, keep,
-                                                       CART_ROW_NORM)
+                                                       CART_ROW_NORM, AUTO_CV_MAX_ROWS)
 
     # ------------------------------------------------------------------ onnx
     def _onnx_graph(self, graph):

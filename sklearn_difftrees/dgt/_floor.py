@@ -6,7 +6,13 @@ the complete tree, is returned. A helper of the estimators' ``_freeze``."""
 import numpy as np
 from sklearn.base import is_classifier
 
-from .._core.greedy import cart_to_complete, fit_cart, fit_score, greedy_reference
+from .._core.greedy import (
+    cart_to_complete,
+    fit_cart,
+    fit_score,
+    greedy_reference,
+    row_subsample,
+)
 from .._core.tree import ObliqueTree
 
 __all__ = ["apply_greedy_floor"]
@@ -38,13 +44,14 @@ def _cart_tree(est, cart, depth, X, Z, Y, w, X_all, sample_weight, norm):
     return tree.finalize(X_all, sample_weight)
 
 
-def apply_greedy_floor(est, X_all, Y_all, sample_weight, keep, norm):
+def apply_greedy_floor(est, X_all, Y_all, sample_weight, keep, norm, max_rows):
     """Replace ``est.tree_`` by a CART when it fits the fit rows worse.
 
     The fit rows are ``keep`` (validation rows included). The reference is
     the better of the depth-``min(max_depth_, 2)`` CARTs (entropy / Gini;
-    squared error) grown on them; when ``tree_`` scores below it, the CART
-    of depth ``max_depth_`` with the reference's criterion (or the
+    squared error) grown on them (on a seeded subsample of ``max_rows`` of
+    them when there are more) and scored on all; when ``tree_`` scores below
+    it, the CART of depth ``max_depth_`` with the reference's criterion (or the
     reference itself, should that fit better) replaces it, its leaves set
     to the closed-form minimizer of the training loss. Returns whether it
     did.
@@ -55,8 +62,9 @@ def apply_greedy_floor(est, X_all, Y_all, sample_weight, keep, norm):
     Z = (X - est._feature_mean) / est._feature_scale
     Z[:, np.ptp(X, axis=0) == 0] = 0.0  # as in training: constant columns carry nothing
     Yc = Y if classification else np.asarray(Y, dtype=np.float64)
+    grow = row_subsample(Z.shape[0], max_rows, FLOOR_SEED)
     ref = greedy_reference(Z, Yc, w, depth=est.max_depth_, classification=classification,
-                           seed=FLOOR_SEED)
+                           seed=FLOOR_SEED, grow=grow)
     if fit_score(_codes(est, est.tree_, X), Yc, w, classification) >= ref.score:
         return False
     depth = est.max_depth_

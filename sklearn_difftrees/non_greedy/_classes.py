@@ -18,6 +18,7 @@ from .._core.greedy import (
     fit_cart,
     fit_score,
     greedy_reference,
+    row_subsample,
 )
 from .._core.onnx_graph import hard_tree_outputs
 from .._core.tree import ObliqueTree
@@ -49,10 +50,7 @@ def _start_rows(batch_size, n, rng):
     random subsample of that size (SGD still visits every row). Returns a
     slice or sorted indices; draws from ``rng`` only when it subsamples.
     """
-    rows = resolve_batching(batch_size, n, 128)[1]
-    if rows >= n:
-        return slice(None)
-    return np.sort(rng.choice(n, rows, replace=False))
+    return row_subsample(n, resolve_batching(batch_size, n, 128)[1], rng)
 
 
 class _BaseNonGreedy(BaseObliqueTree):
