@@ -54,7 +54,7 @@ def main(argv=None):
             label = (f"n_layers={est.n_layers}, width {est.hidden_width}"
                      + (f" (={hidden[0]})" if est.hidden_width == "auto" else "")
                      if hidden else f"n_layers={est.n_layers} (no hidden layer)")
-            rows.append([task, est.max_depth, label, f"{fit:.1f}", est.n_iter_,
+            rows.append([task, est.max_depth_, label, f"{fit:.1f}", est.n_iter_,
                          f"{fit / est.n_iter_:.3f}", f"{est.score(X_te, y_te):.4f}"])
             print(" | ".join(map(str, rows[-1])), flush=True)
     table = markdown_table(

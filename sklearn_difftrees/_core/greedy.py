@@ -89,7 +89,9 @@ def cv_depth(Z, Y, w, *, max_depth, classification, n_folds, seed, min_depth=1):
     n_folds = min(n_folds, n)
     if n_folds < 2:
         return min_depth, np.zeros(max_depth)
-    stratify = classification and np.bincount(Y).min(initial=n) >= n_folds
+    counts = np.bincount(Y) if classification else np.zeros(0)
+    # Classes absent from the rows (e.g. only zero-weight rows) do not count.
+    stratify = classification and counts[counts > 0].min(initial=n) >= n_folds
     cv = (StratifiedKFold if stratify else KFold)(n_folds, shuffle=True, random_state=seed)
     scores = np.zeros(max_depth)
     for fit_idx, val_idx in cv.split(Z, Y if stratify else None):

@@ -167,7 +167,7 @@ class _BaseDGT(BaseGradientTree):
     def _init_module(self, module, Z, Y, w, seed):
         """Greedy start (``init="cart"``): the CART grown on the training rows.
 
-        A CART of depth ``max_depth`` (entropy / squared error) is embedded
+        A CART of depth ``max_depth_`` (entropy / squared error) is embedded
         into the complete tree (axis-aligned rows of norm
         :data:`CART_ROW_NORM`; shallower CART leaves become pass-through
         nodes whose rows are zero); with ``n_layers > 1`` the last layer is
@@ -353,7 +353,10 @@ _DOC_PARAMS = (
         information gain and Gini (squared error for the regressor): such a
         tree is replaced by the CART of depth ``max_depth_`` with that
         criterion, embedded in the complete tree with closed-form leaves
-        (``greedy_fallback_``). The forests' members always apply it.
+        (``greedy_fallback_``). The training record (``n_iter_``,
+        ``loss_curve_``, ...) still describes the trained network, and a
+        ``warm_start`` continuation starts from that network, not from the
+        CART. The forests' members always apply it.
 """
 )
 
@@ -385,8 +388,9 @@ _DOC_ATTRS = """
         Depth of the trained tree: ``max_depth``, or the depth ``"auto"``
         chose.
     depth_scores_ : ndarray of shape (8,) or None
-        With ``max_depth="auto"``: mean cross-validated score (accuracy /
-        minus the mean squared error) of the greedy tree at depths 1 to 8.
+        With ``max_depth="auto"``: mean cross-validated score (weighted
+        accuracy / minus the weighted mean squared error of the standardized
+        targets) of the greedy tree at depths 1 to 8.
         ``None`` otherwise.
     feature_importances_ : ndarray of shape (n_features_in_,)
         See :attr:`BaseObliqueTree.feature_importances_`.

@@ -31,13 +31,11 @@ def _codes(est, tree, X):
     return (pred - est._target_mean) / est._target_scale
 
 
-def _cart_tree(est, cart, depth, X, Z, Y, w, X_all, sample_weight, norm):
+def _cart_tree(est, cart, depth, X, Y, w, X_all, sample_weight, norm):
     """``cart`` as the estimator's fitted tree: embedded splits, closed-form leaves."""
-    W, b, _ = cart_to_complete(cart, depth, Z.shape[1], norm)
-    n_leaves, n_out = 2**depth, est.tree_.value.shape[1]
-    theta0 = np.zeros((n_leaves, n_out))
-    tree = ObliqueTree.from_standardized(W, b, np.zeros((n_leaves, n_out)),
-                                         est._feature_mean, est._feature_scale)
+    W, b, _ = cart_to_complete(cart, depth, X.shape[1], norm)
+    theta0 = np.zeros((2**depth, est.tree_.value.shape[1]))
+    tree = ObliqueTree.from_standardized(W, b, theta0, est._feature_mean, est._feature_scale)
     leaves = tree.apply(X) - tree.n_internal
     tree.value = np.ascontiguousarray(
         est._leaf_values(est._refit_leaf_params(leaves, Y, w, theta0)), dtype=np.float64)
@@ -70,8 +68,8 @@ def apply_greedy_floor(est, X_all, Y_all, sample_weight, keep, norm, max_rows):
     depth = est.max_depth_
     cart = fit_cart(Z, Yc, w, depth=depth, classification=classification, seed=FLOOR_SEED,
                     criterion=ref.criterion)
-    tree = _cart_tree(est, cart, depth, X, Z, Yc, w, X_all, sample_weight, norm)
+    tree = _cart_tree(est, cart, depth, X, Yc, w, X_all, sample_weight, norm)
     if fit_score(_codes(est, tree, X), Yc, w, classification) < ref.score:
-        tree = _cart_tree(est, ref.cart, depth, X, Z, Yc, w, X_all, sample_weight, norm)
+        tree = _cart_tree(est, ref.cart, depth, X, Yc, w, X_all, sample_weight, norm)
     est.tree_ = tree
     return True

@@ -61,8 +61,11 @@ def _forest_params_doc(oob_attr):
 
 _MEMBER_PARAMS_NOTE = """
     The parameters from ``max_depth`` to ``tol`` and ``device`` are those of
-    :class:`{member}`, with the same defaults, passed unchanged to every
-    member (``warm_start`` is not offered).
+    :class:`{member}`, passed unchanged to every member, with the same
+    defaults except ``max_depth`` (an int, one depth for all members: 6 for
+    the classifier, whose single tree defaults to ``"auto"``) and the
+    patience ``n_iter_no_change=20``. ``warm_start`` and ``greedy_floor``
+    are not offered (every member applies the greedy floor).
 
     Read more in the :doc:`User Guide </dgt>`.
 """
