@@ -254,6 +254,7 @@ def test_refit_leaves_closed_form(task):
     n_int = 2**3 - 1
     leaves = refit.apply(X) - n_int
     pos = w > 0
+    w = w / w[pos].mean()  # the refit sees weights of mean 1 (as training does)
     for leaf in np.unique(leaves[pos]):
         rows = pos & (leaves == leaf)
         if task == "classification":
@@ -269,6 +270,9 @@ def test_refit_leaves_closed_form(task):
     if task == "classification":
         assert np.all(refit.tree_.value > 0)
         np.testing.assert_allclose(refit.tree_.value.sum(1), 1.0)
+    # The scale of sample_weight changes nothing (float32 training: tolerance).
+    scaled = cls(refit_leaves=True, **params).fit(X, y, sample_weight=1e-3 * w)
+    np.testing.assert_allclose(scaled.tree_.value, refit.tree_.value, rtol=1e-4, atol=1e-6)
 
 
 # --------------------------------------------------------- training record

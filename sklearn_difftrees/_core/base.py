@@ -422,11 +422,12 @@ class BaseGradientTree(BaseObliqueTree, BaseGradientModel):
         if getattr(self, "refit_leaves", False):
             # Closed-form leaf step: with the routing frozen, the leaf values
             # that minimize the training loss (all fit rows, validation
-            # included) are class proportions / weighted means.
+            # included) are class proportions / weighted means. Weights of
+            # mean 1, as in training: the classifier's pseudo-sample then
+            # weighs one average row whatever the scale of sample_weight.
             leaves = tree.apply(X[keep]) - tree.n_internal
-            leaf_params = self._refit_leaf_params(
-                leaves, Y[keep], sample_weight[keep], leaf_params
-            )
+            w = sample_weight[keep]
+            leaf_params = self._refit_leaf_params(leaves, Y[keep], w / w.mean(), leaf_params)
         value = self._leaf_values(leaf_params)
         tree.value = np.ascontiguousarray(value, dtype=np.float64)
         self.tree_ = tree.finalize(X, sample_weight)
