@@ -408,29 +408,29 @@ class BaseGradientTree(BaseObliqueTree, BaseGradientModel):
         return module.leaf.detach().cpu().double().numpy()
 
     def _freeze(self, module, X, Y, sample_weight, keep):
-        # Hand-over: fold the standardization into float64 node weights.
         W_std, b_std = self._module_to_splits(module)
         # A feature constant over the training rows carries no information and
         # its weights were never trained (its standardized column is ~0): drop
         # them, so that neither routing nor importances depend on their init.
         constant = np.ptp(X[keep], axis=0) == 0
         W_std = np.where(constant, 0.0, W_std)
-        leaf_params = self._module_to_leaf_params(module)
+        self.tree_ = self._tree_from_splits(W_std, b_std, self._module_to_leaf_params(module),
+                                            X, Y, sample_weight, keep,
+                                            getattr(self, "refit_leaves", False))
+
+    def _tree_from_splits(self, W_std, b_std, leaf_params, X, Y, sample_weight, keep, refit):
+        """Fitted ``ObliqueTree`` of standardized splits, finalized on ``X``; ``refit``:
+        closed-form leaves on the fit rows ``keep`` with weights of mean 1 (as in
+        training, so the classifier's pseudo-sample does not depend on their scale)."""
         tree = ObliqueTree.from_standardized(
             W_std, b_std, leaf_params, self._feature_mean, self._feature_scale
         )
-        if getattr(self, "refit_leaves", False):
-            # Closed-form leaf step: with the routing frozen, the leaf values
-            # that minimize the training loss (all fit rows, validation
-            # included) are class proportions / weighted means. Weights of
-            # mean 1, as in training: the classifier's pseudo-sample then
-            # weighs one average row whatever the scale of sample_weight.
+        if refit:
             leaves = tree.apply(X[keep]) - tree.n_internal
             w = sample_weight[keep]
             leaf_params = self._refit_leaf_params(leaves, Y[keep], w / w.mean(), leaf_params)
-        value = self._leaf_values(leaf_params)
-        tree.value = np.ascontiguousarray(value, dtype=np.float64)
-        self.tree_ = tree.finalize(X, sample_weight)
+        tree.value = np.ascontiguousarray(self._leaf_values(leaf_params), dtype=np.float64)
+        return tree.finalize(X, sample_weight)
 
 
 class TreeClassifierMixin(ClassifierMixin):

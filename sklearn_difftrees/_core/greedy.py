@@ -16,8 +16,9 @@ greedy tree of each depth cross-validates:
   Gini CARTs of depth ``min(depth, FLOOR_DEPTH)`` (squared error for
   regression) and its training score (:func:`fit_score`). A method whose
   trained tree scores below it on its training rows returns a greedy tree
-  instead (each method builds that tree in its own fitted format, e.g. from
-  :func:`cart_to_complete` or :func:`cart_splits`).
+  instead, the first of its candidates that reaches the reference
+  (:func:`floor_fallback`; each method builds them in its own fitted format,
+  e.g. from :func:`cart_to_complete` or :func:`cart_splits`).
 
 Nothing here imports torch or knows a method.
 """
@@ -37,6 +38,7 @@ __all__ = [
     "cv_depth",
     "fit_cart",
     "fit_score",
+    "floor_fallback",
     "greedy_reference",
     "row_subsample",
 ]
@@ -205,6 +207,22 @@ def greedy_reference(Z, Y, w, *, depth, classification, seed, grow=slice(None), 
         if best is None or s > best.score:
             best = GreedyReference(s, criterion, cart)
     return best
+
+
+def floor_fallback(ref, score, candidates):
+    """What a greedy floor returns once the trained tree scored below ``ref``.
+
+    ``candidates``: ``(label, build)`` pairs in order of preference (e.g. the
+    tree before a refinement, the CART of the fitted depth with
+    ``ref.criterion``, then ``ref.cart`` itself), each ``build()`` making a
+    tree in the method's fitted format. Returns ``(label, tree)`` of the first
+    whose ``score(tree)`` reaches ``ref.score``, else of the last.
+    """
+    for label, build in candidates:
+        tree = build()
+        if score(tree) >= ref.score:
+            break
+    return label, tree
 
 
 def cart_splits(cart):

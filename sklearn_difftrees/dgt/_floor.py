@@ -10,10 +10,10 @@ from .._core.greedy import (
     cart_to_complete,
     fit_cart,
     fit_score,
+    floor_fallback,
     greedy_reference,
     row_subsample,
 )
-from .._core.tree import ObliqueTree
 
 __all__ = ["apply_greedy_floor"]
 
@@ -31,15 +31,12 @@ def _codes(est, tree, X):
     return (pred - est._target_mean) / est._target_scale
 
 
-def _cart_tree(est, cart, depth, X, Y, w, X_all, sample_weight, norm):
-    """``cart`` as the estimator's fitted tree: embedded splits, closed-form leaves."""
-    W, b, _ = cart_to_complete(cart, depth, X.shape[1], norm)
+def _cart_tree(est, cart, depth, X_all, Y_all, sample_weight, keep, norm):
+    """``cart`` as the estimator's fitted tree: embedded splits, closed-form leaves
+    (the core's ``_tree_from_splits``, as ``fit`` freezes a trained tree)."""
+    W, b, _ = cart_to_complete(cart, depth, X_all.shape[1], norm)
     theta0 = np.zeros((2**depth, est.tree_.value.shape[1]))
-    tree = ObliqueTree.from_standardized(W, b, theta0, est._feature_mean, est._feature_scale)
-    leaves = tree.apply(X) - tree.n_internal
-    tree.value = np.ascontiguousarray(
-        est._leaf_values(est._refit_leaf_params(leaves, Y, w, theta0)), dtype=np.float64)
-    return tree.finalize(X_all, sample_weight)
+    return est._tree_from_splits(W, b, theta0, X_all, Y_all, sample_weight, keep, refit=True)
 
 
 def apply_greedy_floor(est, X_all, Y_all, sample_weight, keep, norm, max_rows):
@@ -66,10 +63,13 @@ def apply_greedy_floor(est, X_all, Y_all, sample_weight, keep, norm, max_rows):
     if fit_score(_codes(est, est.tree_, X), Yc, w, classification) >= ref.score:
         return False
     depth = est.max_depth_
-    cart = fit_cart(Z, Yc, w, depth=depth, classification=classification, seed=FLOOR_SEED,
-                    criterion=ref.criterion)
-    tree = _cart_tree(est, cart, depth, X, Yc, w, X_all, sample_weight, norm)
-    if fit_score(_codes(est, tree, X), Yc, w, classification) < ref.score:
-        tree = _cart_tree(est, ref.cart, depth, X, Yc, w, X_all, sample_weight, norm)
-    est.tree_ = tree
+
+    def embed(cart):
+        return _cart_tree(est, cart, depth, X_all, Y_all, sample_weight, keep, norm)
+
+    _, est.tree_ = floor_fallback(
+        ref, lambda tree: fit_score(_codes(est, tree, X), Yc, w, classification),
+        [("deep", lambda: embed(fit_cart(Z, Yc, w, depth=depth, classification=classification,
+                                          seed=FLOOR_SEED, criterion=ref.criterion))),
+         ("reference", lambda: embed(ref.cart))])
     return True

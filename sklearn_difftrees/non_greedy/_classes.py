@@ -17,6 +17,7 @@ from .._core.greedy import (
     cv_depth,
     fit_cart,
     fit_score,
+    floor_fallback,
     greedy_reference,
     row_subsample,
 )
@@ -159,12 +160,13 @@ class _BaseNonGreedy(BaseObliqueTree):
         )
         if self._train_score(Z, Y, w, W, b, theta) >= ref.score:
             return W, b, theta, False
-        if depth > FLOOR_DEPTH:
-            deep = embed(fit_cart(Zg, Yg, wg, depth=depth, classification=classification,
-                                  seed=seed, criterion=ref.criterion))
-            if self._train_score(Z, Y, w, *deep) >= ref.score:
-                return (*deep, True)
-        return (*embed(ref.cart), True)
+        deep = [("deep", lambda: embed(fit_cart(Zg, Yg, wg, depth=depth, seed=seed,
+                                                classification=classification,
+                                                criterion=ref.criterion)))]
+        _, tree = floor_fallback(ref, lambda tree: self._train_score(Z, Y, w, *tree),
+                                 (deep if depth > FLOOR_DEPTH else [])
+                                 + [("reference", lambda: embed(ref.cart))])
+        return (*tree, True)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):

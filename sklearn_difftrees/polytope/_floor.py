@@ -19,7 +19,14 @@ import numbers
 import numpy as np
 from sklearn.base import is_classifier
 
-from .._core.greedy import FLOOR_DEPTH, cart_splits, fit_cart, fit_score, greedy_reference
+from .._core.greedy import (
+    FLOOR_DEPTH,
+    cart_splits,
+    fit_cart,
+    fit_score,
+    floor_fallback,
+    greedy_reference,
+)
 
 __all__ = ["_GreedyFloorMixin", "cart_params"]
 
@@ -85,14 +92,15 @@ class _GreedyFloorMixin:
                                seed=seed, **leaf_limits)
         if self._tree_fit_score(tree, X, Y, w) >= ref.score:
             return tree, False
-        if grown:
-            unrefined = build(grown, self.max_depth_)
-            if self._tree_fit_score(unrefined, X, Y, w) >= ref.score:
-                return unrefined, "unrefined"
+
+        def as_tree(cart):
+            return build(cart_params(cart, Z.shape[1]), depth, refit=False)
+
+        candidates = [("unrefined", lambda: build(grown, self.max_depth_))] if grown else []
         if depth > FLOOR_DEPTH:  # the reference's criterion, grown to depth D
-            cart = fit_cart(Z, Y, w, depth=depth, classification=classification, seed=seed,
-                            criterion=ref.criterion, **leaf_limits)
-            deep = build(cart_params(cart, Z.shape[1]), depth, refit=False)
-            if self._tree_fit_score(deep, X, Y, w) >= ref.score:
-                return deep, "cart"
-        return build(cart_params(ref.cart, Z.shape[1]), depth, refit=False), "cart"
+            candidates.append(("cart", lambda: as_tree(fit_cart(
+                Z, Y, w, depth=depth, classification=classification, seed=seed,
+                criterion=ref.criterion, **leaf_limits))))
+        label, tree = floor_fallback(ref, lambda t: self._tree_fit_score(t, X, Y, w),
+                                     candidates + [("cart", lambda: as_tree(ref.cart))])
+        return tree, label
