@@ -50,3 +50,21 @@ def load_bundled(name, n_max=None, random_state=0):
 def bundled():
     """Loader of bundled datasets: ``bundled("pima", n_max=300)`` -> ``(X, y)``."""
     return load_bundled
+
+
+@pytest.fixture
+def rows_seen(monkeypatch):
+    """``rows_seen(module, name)``: wrap ``module.name`` (its first argument an
+    array) so that every call appends that array's row count to the returned list."""
+
+    def spy(module, name):
+        seen, real = [], getattr(module, name)
+
+        def wrapper(first, *args, **kwargs):
+            seen.append(first.shape[0])
+            return real(first, *args, **kwargs)
+
+        monkeypatch.setattr(module, name, wrapper)
+        return seen
+
+    return spy

@@ -127,17 +127,10 @@ def test_auto_epochs_on_large_data_shared_trainer(small_limits, monkeypatch):
     assert len(steps) == 3 * 4  # 3 epochs of 64 rows in batches of 16
 
 
-def test_auto_epochs_on_large_data_non_greedy(small_limits, monkeypatch):
+def test_auto_epochs_on_large_data_non_greedy(small_limits, rows_seen):
     from sklearn_difftrees.non_greedy import _train
 
-    rows = []
-    lai = _train.loss_augmented_inference
-
-    def counting(zb, *args, **kwargs):
-        rows.append(zb.shape[0])
-        return lai(zb, *args, **kwargs)
-
-    monkeypatch.setattr(_train, "loss_augmented_inference", counting)
+    rows = rows_seen(_train, "loss_augmented_inference")
     X, y = _data(1000)
     est = NonGreedyObliqueTreeClassifier(max_depth=3, max_iter=3, early_stopping=False,
                                          n_iter_no_change=10, random_state=0)

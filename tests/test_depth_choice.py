@@ -142,18 +142,11 @@ def test_warm_start_refuses_another_depth():
         est.fit(X, y)
 
 
-def test_depth_choice_subsamples_large_data(monkeypatch):
+def test_depth_choice_subsamples_large_data(monkeypatch, rows_seen):
     """Beyond AUTO_CV_MAX_ROWS fit rows, the CV sees a seeded subsample of that size."""
     import sklearn_difftrees._core.greedy as greedy
 
-    seen = []
-    real = greedy.cv_depth
-
-    def spy(Z, *args, **kwargs):
-        seen.append(Z.shape[0])
-        return real(Z, *args, **kwargs)
-
-    monkeypatch.setattr(greedy, "cv_depth", spy)
+    seen = rows_seen(greedy, "cv_depth")
     monkeypatch.setattr("sklearn_difftrees.dgt._classes.AUTO_CV_MAX_ROWS", 100)
     X, y = _data(n=400)
     DGTClassifier(**FAST).fit(X, y)
