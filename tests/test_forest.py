@@ -42,9 +42,9 @@ def test_alias_and_exports():
 def test_member_parameters_have_the_members_names_and_defaults(cls, member_cls):
     forest_params = cls().get_params()
     member_params = member_cls().get_params()
-    # The forests' own patience (documented in dgt/_forest_docstrings.py and
-    # docs/dgt.md, "Forest defaults").
-    own_defaults = {"n_iter_no_change": 20}
+    # The forests' own patience and greedy start (documented in
+    # dgt/_forest_docstrings.py and docs/dgt.md, "Forest defaults").
+    own_defaults = {"n_iter_no_change": 20, "init": "cart"}
     if cls is DGTForestClassifier:  # one int depth for all members (batched training)
         own_defaults["max_depth"] = 6
     for name, default in member_params.items():

@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from sklearn.exceptions import ConvergenceWarning
 
 import sklearn_difftrees as sd
 from sklearn_difftrees._core._memory import ENV_VAR, MemoryLimitError, check_memory, memory_limit
@@ -196,6 +197,34 @@ def test_forest_divergence_raises():
     est = sd.DGTForestRegressor(n_estimators=2, learning_rate=1e6, max_iter=6, random_state=0)
     with pytest.raises(FloatingPointError, match="learning_rate"):
         _quiet(est.fit, X, y)
+
+
+def test_greedy_start_measures_divergence_from_an_uninformed_output():
+    # A kept start that is already a fitted tree (init="cart") can have a
+    # validation loss near zero; ordinary losses after it (here 2.0, below
+    # 10 x ln(3) + 1) are not divergence. Without the uninformed reference
+    # the same epochs raise.
+    from sklearn_difftrees._core._monitor import EpochMonitor
+
+    def run(reference):
+        monitor = EpochMonitor(name="M", max_iter=6, n_iter_no_change=10, tol=0.0,
+                               learning_rate=0.01, has_validation=True)
+        monitor.start(0.05, 0.99, reference=reference)
+        for epoch in range(1, 6):
+            monitor.end_epoch(epoch, 1.0, 0.0, validation=(2.0, 0.5))
+        return monitor.finish()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        assert run(reference=np.log(3)).best_epoch == 0  # the start is kept
+    with pytest.raises(FloatingPointError, match="diverged"):
+        run(reference=None)
+    # End to end (scikit-learn's check_estimators_dtypes data): a forest of
+    # CART-started members whose starts fit the two validation rows almost
+    # perfectly.
+    X = 3 * np.random.RandomState(0).uniform(size=(20, 5))
+    _quiet(sd.DGTForestClassifier(n_estimators=3, max_depth=2, max_iter=5, hidden_width=8,
+                                  random_state=0).fit, X, X.astype(int)[:, 0])
 
 
 @pytest.mark.parametrize("cls", [sd.DGTBanditRegressor, sd.DGTBanditClassifier])

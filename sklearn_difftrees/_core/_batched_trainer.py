@@ -26,6 +26,7 @@ import numpy as np
 import torch
 
 from ._monitor import EpochMonitor
+from ._trainer import uninformed_loss
 from .batching import RowStream
 
 __all__ = ["train_batched"]
@@ -253,7 +254,8 @@ def train_batched(
             loss_i = float((loss_fn(oi, Yi) * wi).sum() / wi.sum())
             if start:  # the starting weights are epoch 0's candidate
                 score_i = float(score_fn(oi, Yi, wi)) if score_fn is not None else -loss_i
-                monitors[i].start(loss_i, score_i)
+                monitors[i].start(loss_i, score_i,
+                                  reference=uninformed_loss(loss_fn, oi, Yi, wi))
             else:
                 monitors[i].reference(loss_i)
     best = {k: v.clone() for k, v in full.items()} if has_val else None

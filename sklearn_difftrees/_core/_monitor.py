@@ -89,11 +89,19 @@ class EpochMonitor:
                 f"Try a smaller learning_rate (currently {self.learning_rate})."
             )
 
-    def start(self, val_loss, val_score):
-        """Count the starting model as epoch 0 (it is kept if nothing beats it)."""
+    def start(self, val_loss, val_score, reference=None):
+        """Count the starting model as epoch 0 (it is kept if nothing beats it).
+
+        ``reference`` is the divergence reference (default ``val_loss``). A
+        start that is already a fitted model (a greedy tree) can have a
+        validation loss near zero, far below an untrained model's; the
+        caller then passes the loss of an uninformed output, so that
+        training which passes through ordinary losses is not taken for
+        divergence.
+        """
         self._check_finite(val_loss, "validation loss", 0)
         self._best = val_loss
-        self._reference = val_loss
+        self._reference = val_loss if reference is None else max(val_loss, reference)
         self.history.best_validation_score = val_score
 
     def reference(self, loss):

@@ -79,6 +79,14 @@ def _evaluate(module, loss_fn, score_fn, X, Y, w, chunk=1024):
     return loss, score
 
 
+def uninformed_loss(loss_fn, outputs, Y, w):
+    """Loss of an all-zero output of ``outputs``' shape: uniform logits, the
+    mean of a standardized target. The divergence reference of a start that
+    is already a fitted model (``keep_start``), whose own loss can be near
+    zero."""
+    return float(_weighted_mean(loss_fn(torch.zeros_like(outputs), Y), w))
+
+
 def train(
     module,
     loss_fn,
@@ -132,6 +140,8 @@ def train(
         already a good model, such as a greedy tree). Training must then beat
         its validation loss, and when no epoch does, the starting weights are
         returned: never worse on validation than where training started.
+        Divergence is then measured against the loss of an all-zero output
+        (:func:`uninformed_loss`), not the start's, which can be near zero.
 
     Early stopping: with ``early_stopping`` the validation loss is monitored
     and the weights of the best epoch are restored at the end; otherwise the
@@ -171,7 +181,12 @@ def train(
         ref_loss += 0.0 if penalty is None else float(penalty)
     best_state = None
     if keep_start and early_stopping and validation_data is not None:
-        monitor.start(ref_loss, ref_score)  # ref_data is the validation data
+        Xv, Yv, wv = validation_data  # = ref_data
+        module.eval()
+        with torch.no_grad():
+            shape = module(Xv[:1]).shape[1:]
+        zero = uninformed_loss(loss_fn, Xv.new_zeros((Xv.shape[0], *shape)), Yv, wv)
+        monitor.start(ref_loss, ref_score, reference=zero)
         best_state = {k: v.detach().clone() for k, v in module.state_dict().items()}
     else:
         monitor.reference(ref_loss)

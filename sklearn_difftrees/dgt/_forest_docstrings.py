@@ -5,9 +5,11 @@ from ._classes import _DOC_TREE_PARAMS, _FOREST_DOC_MAX_DEPTH
 
 # The forests keep a patience of 20 epochs where a single tree waits 50: the
 # longer patience cost 2x the time for no measured gain (pima -1.5 points,
-# vehicle +1.0; docs/dgt.md, "Forest defaults").
+# vehicle +1.0); their members start from their own bootstrap CART (init="cart")
+# where a single tree starts at random (docs/dgt.md, "Forest defaults").
 _FOREST_DOC_TREE_PARAMS = _FOREST_DOC_MAX_DEPTH + _DOC_TREE_PARAMS.replace(
-    "n_iter_no_change : int, default=50", "n_iter_no_change : int, default=20")
+    "n_iter_no_change : int, default=50", "n_iter_no_change : int, default=20").replace(
+    'init : {"random", "cart"}, default="random"', 'init : {"random", "cart"}, default="cart"')
 
 __all__ = ["_DOC_FOREST_ATTRS", "_MEMBER_PARAMS_NOTE", "_REFERENCES", "_forest_params_doc"]
 
@@ -63,8 +65,9 @@ _MEMBER_PARAMS_NOTE = """
     The parameters from ``max_depth`` to ``tol`` and ``device`` are those of
     :class:`{member}`, passed unchanged to every member, with the same
     defaults except ``max_depth`` (an int, one depth for all members: 6 for
-    the classifier, whose single tree defaults to ``"auto"``) and the
-    patience ``n_iter_no_change=20``. ``warm_start`` and ``greedy_floor``
+    the classifier, whose single tree defaults to ``"auto"``), the patience
+    ``n_iter_no_change=20`` and ``init="cart"`` (each member starts from the
+    CART of its own bootstrap sample). ``warm_start`` and ``greedy_floor``
     are not offered (every member applies the greedy floor).
 
     Read more in the :doc:`User Guide </dgt>`.
