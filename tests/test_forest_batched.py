@@ -133,6 +133,7 @@ def test_fused_route_equals_module_expression(n_layers):
 
     from sklearn_difftrees._core import topology
     from sklearn_difftrees.dgt import _batched
+    from sklearn_difftrees.dgt._module import hard_leaf
 
     T, B, d, depth, K = 4, 50, 5, 4, 3
     g = torch.Generator().manual_seed(0)
@@ -157,7 +158,7 @@ def test_fused_route_equals_module_expression(n_layers):
     def unfused(p):
         a = _batched._node_scores(p, x, n_layers)
         soft = torch.softmax(_batched._MaskedScaledSignSTE.apply(a, mask) @ S.T, dim=2)
-        hard = nn.functional.one_hot(_batched._hard_leaf(a, depth), soft.shape[2]).to(soft.dtype)
+        hard = nn.functional.one_hot(hard_leaf(a, depth), soft.shape[2]).to(soft.dtype)
         return torch.bmm(hard + soft - soft.detach(), p["leaf"])
 
     def fused(p):

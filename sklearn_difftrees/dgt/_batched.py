@@ -14,10 +14,9 @@ a member is the tree its own ``fit`` would train (up to float rounding).
 from functools import partial
 
 import torch
-from torch import nn
 
-from .._core import topology
 from .._core._batched_trainer import train_batched
+from ._module import Route, hard_leaf
 
 __all__ = ["fit_batched"]
 
@@ -39,14 +38,6 @@ class _MaskedScaledSignSTE(torch.autograd.Function):
     def backward(ctx, grad):
         (a,) = ctx.saved_tensors
         return grad * (a.abs() <= 1).to(grad.dtype), None
-
-
-def _hard_leaf(a, depth):
-    """Leaf number each row of every member reaches (``(T, B)``)."""
-    node = torch.zeros(a.shape[0], a.shape[1], 1, dtype=torch.long, device=a.device)
-    for _ in range(depth):
-        node = 2 * node + 1 + (a.gather(2, node) > 0).long()
-    return node[..., 0] - topology.n_internal(depth)
 
 
 def _node_scores(params, x, n_layers):
@@ -78,84 +69,16 @@ def _node_scores(params, x, n_layers):
     return torch.baddbmm(b.transpose(1, 2), x, W.transpose(1, 2))
 
 
-def _path_scores(s, depth):
-    """``s @ S.T`` (``S``: :func:`~sklearn_difftrees._core.topology.path_matrix`)
-    level by level: a child's score is its parent's minus (left child) or plus
-    (right child) the parent's decision.
-
-    ``s`` is ``(T, B, n_internal)`` in heap order; returns ``(T, B, n_leaves)``,
-    leaves left to right: about ``2 * n_leaves`` additions per row instead of
-    the ``n_leaves * n_internal`` multiply-adds of the dense product; the same
-    sums of ``depth`` terms, added in another order.
-    """
-    q = torch.zeros_like(s[..., :1])
-    for level in range(depth):
-        nodes = s[..., 2**level - 1 : 2 ** (level + 1) - 1]
-        nxt = torch.empty(*q.shape[:-1], 2 * q.shape[-1], dtype=q.dtype, device=q.device)
-        torch.sub(q, nodes, out=nxt[..., 0::2])
-        torch.add(q, nodes, out=nxt[..., 1::2])
-        q = nxt
-    return q
-
-
-def _path_scores_transpose(dq, depth):
-    """``dq @ S``: each internal node gets the sum over the leaves of its right
-    subtree minus the sum over its left subtree (pairwise, bottom up)."""
-    out = torch.empty(*dq.shape[:-1], topology.n_internal(depth), dtype=dq.dtype,
-                      device=dq.device)
-    total = dq
-    for level in range(depth - 1, -1, -1):
-        left, right = total[..., 0::2], total[..., 1::2]
-        torch.sub(right, left, out=out[..., 2**level - 1 : 2 ** (level + 1) - 1])
-        total = left + right
-    return out
-
-
-class _Route(torch.autograd.Function):
-    """The output of :meth:`DGTModule.forward` from the decisions ``s``:
-    ``(hard + softmax(s @ S.T) - softmax(...).detach()) @ leaf``, fused.
-
-    Forward, its value is the hard leaf's parameters (``leaf`` gathered at
-    ``hard``: the soft terms cancel). Backward, the leaf parameters get the
-    gradient of their rows (through the hard one-hot) and ``s`` gets the
-    softmax's gradient carried back through ``S``: the gradients autograd
-    computes through the unfused expression, up to rounding (there
-    ``(1 + soft) - soft`` is 1 only up to rounding). The softmax is computed
-    in the backward pass only, and ``S`` is never formed (see
-    :func:`_path_scores`).
-    """
-
-    @staticmethod
-    def forward(ctx, s, leaf, hard, depth):
-        ctx.save_for_backward(s, leaf, hard)
-        ctx.depth = depth
-        index = hard.unsqueeze(2).expand(-1, -1, leaf.shape[2])
-        return leaf.gather(1, index)
-
-    @staticmethod
-    def backward(ctx, grad):
-        s, leaf, hard = ctx.saved_tensors
-        grad_s = grad_leaf = None
-        if ctx.needs_input_grad[1]:
-            grad_leaf = torch.zeros_like(leaf)
-            grad_leaf.scatter_add_(1, hard.unsqueeze(2).expand(-1, -1, leaf.shape[2]), grad)
-        if ctx.needs_input_grad[0]:
-            soft = torch.softmax(_path_scores(s, ctx.depth), dim=2)
-            g_soft = torch.bmm(grad, leaf.transpose(1, 2))
-            dq = soft * (g_soft - (soft * g_soft).sum(dim=2, keepdim=True))
-            grad_s = _path_scores_transpose(dq, ctx.depth)
-        return grad_s, grad_leaf, None, None
-
-
 def batched_forward(params, x, mask, *, n_layers, depth):
     """:meth:`DGTModule.forward` of ``T`` members: ``x`` is ``(T, B, d)``.
 
-    The path scores, softmax and leaf product are fused (:class:`_Route`):
+    The path scores, softmax and leaf product are fused
+    (:class:`~sklearn_difftrees.dgt._module.Route`):
     the same function and gradients as the module's, in fewer operations.
     """
     a = _node_scores(params, x, n_layers)
     s = _MaskedScaledSignSTE.apply(a, mask)
-    return _Route.apply(s, params["leaf"], _hard_leaf(a, depth), depth)
+    return Route.apply(s, params["leaf"], hard_leaf(a, depth), depth)
 
 
 def batched_penalty(params, *, n_layers, alpha_l1, alpha_l2):
