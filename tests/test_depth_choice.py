@@ -67,10 +67,25 @@ def test_auto_depth_regressor_and_cart_start(init):
     assert est.score(X, y) > 0.8
 
 
-def test_forest_members_share_one_int_depth():
-    X, y = _data()
-    with pytest.raises(ValueError, match="max_depth"):
-        DGTForestClassifier(max_depth="auto", n_estimators=2, max_iter=2).fit(X, y)
+def test_forest_auto_depth_is_chosen_once_and_shared():
+    # The forest chooses once, on its own rows, as a single tree would
+    # (auto_depth is the single tree's choice); every member gets that depth,
+    # and the choice draws after the members' seeds, so fitting the chosen int
+    # depth gives the same forest.
+    from sklearn_difftrees.dgt._classes import auto_depth
+
+    X, y = _data(n=400)
+    forest = DGTForestClassifier(n_estimators=3, max_iter=3, random_state=0).fit(X, y)
+    assert AUTO_MIN_DEPTH <= forest.max_depth_ <= AUTO_MAX_DEPTH
+    seed = np.random.RandomState(0).randint(np.iinfo(np.int32).max, size=7)[-1]
+    depth, scores = auto_depth(X, y, np.ones(len(y)), 3, int(seed))
+    assert forest.max_depth_ == depth
+    np.testing.assert_allclose(forest.depth_scores_, scores)
+    assert {m.max_depth_ for m in forest.estimators_} == {depth}
+    fixed = DGTForestClassifier(n_estimators=3, max_iter=3, random_state=0,
+                                max_depth=depth).fit(X, y)
+    assert fixed.max_depth_ == depth and fixed.depth_scores_ is None
+    np.testing.assert_array_equal(fixed.predict_proba(X), forest.predict_proba(X))
 
 
 def test_warm_start_keeps_the_chosen_depth():

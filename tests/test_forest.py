@@ -45,8 +45,6 @@ def test_member_parameters_have_the_members_names_and_defaults(cls, member_cls):
     # The forests' own patience and greedy start (documented in
     # dgt/_forest_docstrings.py and docs/dgt.md, "Forest defaults").
     own_defaults = {"n_iter_no_change": 20, "init": "cart"}
-    if cls is DGTForestClassifier:  # one int depth for all members (batched training)
-        own_defaults["max_depth"] = 6
     for name, default in member_params.items():
         if name in ("warm_start", "greedy_floor"):  # not offered by the forests
             assert name not in forest_params

@@ -1,7 +1,7 @@
-"""The bagging machinery of the DGT forests: bootstrap samples as integer row
-counts, the fit of a chunk of members (one batched model) in a joblib worker
-with torch limited to one thread (restored afterwards), and the fit of all
-chunks with a progress bar over trees."""
+"""The bagging machinery of the DGT forests: the members' depth, bootstrap
+samples as integer row counts, the fit of a chunk of members (one batched
+model) in a joblib worker with torch limited to one thread (restored
+afterwards), and the fit of all chunks with a progress bar over trees."""
 
 import contextlib
 import sys
@@ -12,9 +12,21 @@ from sklearn.utils.parallel import Parallel, delayed
 from .._core._progress import Progress
 from .._core.batching import resolve_batching
 from .._core.optional import require_torch
+from ._classes import auto_depth
 
 __all__ = ["_bootstrap_counts", "_fit_chunk", "_fit_members_with_progress",
-           "_keep_torch_threads"]
+           "_keep_torch_threads", "_member_depth"]
+
+
+def _member_depth(max_depth, X, y, w, n_classes, seed):
+    """``(depth, depth_scores)`` of every member: ``max_depth``, or for
+    ``"auto"`` the single tree's choice (:func:`~sklearn_difftrees.dgt._classes.auto_depth`)
+    made once on the forest's rows of positive weight (the members share one
+    depth: they train as one batched model)."""
+    if max_depth != "auto":
+        return max_depth, None
+    keep = w > 0
+    return auto_depth(X[keep], y[keep], w[keep] / w[keep].mean(), n_classes, seed)
 
 
 def _fit_chunk(members, X, y, weights, single_thread, on_member_done=None):

@@ -9,7 +9,7 @@ from .._core.base import BaseGradientTree, TreeClassifierMixin, TreeRegressorMix
 from .._core.onnx_graph import hard_tree_outputs
 from .._core.batching import batch_size_doc
 
-__all__ = ["DGTClassifier", "DGTRegressor"]
+__all__ = ["DGTClassifier", "DGTRegressor", "auto_depth"]
 
 # Table 12 of the DGT paper (hidden width of both hidden layers by depth),
 # interpolated for the depths it does not list and capped (see _hidden_sizes).
@@ -42,6 +42,32 @@ AUTO_CV_FOLDS = 3
 #: it keeps their cost flat in ``n`` (3 CARTs of depth 8 on 100,000 x 50 rows
 #: took 15 s, the two depth-2 reference CARTs 2.6 s, the whole fit ~60 s).
 AUTO_CV_MAX_ROWS = 16_384
+
+
+def auto_depth(Z, Y, w, n_classes, seed):
+    """The depth of ``max_depth="auto"`` (a single tree's, or every member's of
+    a forest) and the mean CV score of every depth.
+
+    The depth between :data:`AUTO_MIN_DEPTH` (at least ``ceil(log2(n_classes))``
+    for a classifier, so that every class can own a leaf) and
+    :data:`AUTO_MAX_DEPTH` at which a greedy tree (CART) scores best in
+    :data:`AUTO_CV_FOLDS`-fold cross-validation on the rows ``Z, Y, w``
+    (:func:`~sklearn_difftrees._core.greedy.cv_depth`; at most
+    :data:`AUTO_CV_MAX_ROWS` of them, drawn with ``seed``). ``n_classes`` is
+    None for a regressor.
+    """
+    from .._core.greedy import cv_depth, row_subsample
+
+    rows = row_subsample(Z.shape[0], AUTO_CV_MAX_ROWS, seed)
+    low = AUTO_MIN_DEPTH
+    if n_classes is not None:
+        low = max(low, int(np.ceil(np.log2(max(n_classes, 2)))))
+    low = min(low, AUTO_MAX_DEPTH)
+    return cv_depth(
+        np.asarray(Z[rows], dtype=np.float64), Y[rows], w[rows],
+        max_depth=AUTO_MAX_DEPTH, min_depth=low,
+        classification=n_classes is not None, n_folds=AUTO_CV_FOLDS, seed=seed,
+    )
 
 
 class _BaseDGT(BaseGradientTree):
@@ -115,34 +141,16 @@ class _BaseDGT(BaseGradientTree):
         self.greedy_floor = greedy_floor
 
     def _choose_structure(self, Z, Y, w, seed):
-        """``max_depth_``: ``max_depth``, or the depth chosen by ``"auto"``.
-
-        ``"auto"`` takes the depth, between :data:`AUTO_MIN_DEPTH` (at least
-        ``ceil(log2(n_classes))`` for a classifier, so that every class can
-        own a leaf) and :data:`AUTO_MAX_DEPTH`, at which a greedy tree
-        (CART) scores best in :data:`AUTO_CV_FOLDS`-fold cross-validation
-        on the fit rows
-        (:func:`~sklearn_difftrees._core.greedy.cv_depth`; at most
-        :data:`AUTO_CV_MAX_ROWS` of them, drawn with the fit's seed). ``depth_scores_`` keeps the mean CV
-        score of every depth (None for an int ``max_depth``).
-        """
+        """``max_depth_``: ``max_depth``, or the depth chosen by ``"auto"``
+        (:func:`auto_depth`). ``depth_scores_`` keeps the mean CV score of
+        every depth (None for an int ``max_depth``)."""
         from sklearn.base import is_classifier
 
         if self.max_depth != "auto":
             self.max_depth_, self.depth_scores_ = self.max_depth, None
             return
-        from .._core.greedy import cv_depth, row_subsample
-
-        rows = row_subsample(Z.shape[0], AUTO_CV_MAX_ROWS, seed)
-        low = AUTO_MIN_DEPTH
-        if is_classifier(self):
-            low = max(low, int(np.ceil(np.log2(max(len(self.classes_), 2)))))
-        low = min(low, AUTO_MAX_DEPTH)
-        self.max_depth_, self.depth_scores_ = cv_depth(
-            np.asarray(Z[rows], dtype=np.float64), Y[rows], w[rows],
-            max_depth=AUTO_MAX_DEPTH, min_depth=low,
-            classification=is_classifier(self), n_folds=AUTO_CV_FOLDS, seed=seed,
-        )
+        n_classes = len(self.classes_) if is_classifier(self) else None
+        self.max_depth_, self.depth_scores_ = auto_depth(Z, Y, w, n_classes, seed)
 
     def _hidden_sizes(self):
         """Widths of the ``n_layers - 1`` hidden layers."""
@@ -249,10 +257,14 @@ _DOC_MAX_DEPTH = """    max_depth : int or "auto", default="auto" (classifier) o
         piecewise-constant fit needs more leaves than a greedy tree's CV
         suggests (see the DGT guide, "Depth chosen from the data").
 """
-_FOREST_DOC_MAX_DEPTH = """    max_depth : int, default=6 (classifier) or 8 (regressor)
+_FOREST_DOC_MAX_DEPTH = """    max_depth : int or "auto", default="auto" (classifier) or 8 (regressor)
         Height of every member's complete tree (``2**max_depth`` leaves); 1
-        to 12. Regression gets a deeper default because a piecewise-constant
-        fit needs more leaves than a classifier needs regions.
+        to 12. All members share one depth (they train as one batched
+        model): ``"auto"`` chooses it once, before the members train, as a
+        single tree's ``"auto"`` does (of the depths 6 to 8, the one at which
+        a CART scores best in 3-fold cross-validation), on the forest's
+        training rows; the choice is ``max_depth_``. Regression keeps a fixed
+        default of 8, as the single tree does.
 """
 _DOC_TREE_PARAMS = """    n_layers : int, default=1
         Number ``L`` of linear layers of the over-parameterization

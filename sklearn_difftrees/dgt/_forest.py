@@ -24,7 +24,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted
 
-from .._compat import Interval, RealNotInt, _fit_context
+from .._compat import Interval, RealNotInt, StrOptions, _fit_context
 from .._core.optional import require_torch
 from .._core.persistence import VersionedStateMixin
 from .._core.validation import check_fit_data, check_predict_data, encode_classification_target
@@ -33,6 +33,7 @@ from ._bagging import (
     _fit_chunk,
     _fit_members_with_progress,
     _keep_torch_threads,
+    _member_depth,
 )
 from ._classes import DGTClassifier, DGTRegressor, _BaseDGT
 from ._forest_docstrings import (
@@ -68,7 +69,7 @@ class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         **{k: v for k, v in _BaseDGT._parameter_constraints.items()
            if k not in ("warm_start", "greedy_floor")},
         # One depth for every member: the batched trainer stacks their modules.
-        "max_depth": [Interval(Integral, 1, 12, closed="both")],
+        "max_depth": [Interval(Integral, 1, 12, closed="both"), StrOptions({"auto"})],
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
         "max_samples": [Interval(RealNotInt, 0, 1, closed="right")],
         "bootstrap": ["boolean"],
@@ -141,6 +142,7 @@ class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
 
     def _make_member(self, seed):
         params = {name: getattr(self, name) for name in self._member_param_names()}
+        params["max_depth"] = getattr(self, "max_depth_", self.max_depth)  # "auto" resolved
         # The forest shows progress over trees; members speak only at verbose >= 3.
         params["verbose"] = max(0, self.verbose - 2)
         return self._member_class(**params, random_state=seed)
@@ -191,6 +193,9 @@ class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         rng = check_random_state(self.random_state)
         member_seeds = rng.randint(_MAX_INT, size=self.n_estimators)
         sample_seeds = rng.randint(_MAX_INT, size=self.n_estimators)
+        self.max_depth_, self.depth_scores_ = _member_depth(
+            self.max_depth, X, y, sample_weight, self.n_classes_ if classifier else None,
+            int(rng.randint(_MAX_INT)) if self.max_depth == "auto" else 0)
 
         def member_weights(i):
             if not self.bootstrap:
@@ -253,15 +258,11 @@ class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         if not scored.any():
             self.oob_score_ = np.nan
         elif is_classifier(self):
-            self.oob_score_ = accuracy_score(
-                y[scored], oob_pred[scored].argmax(axis=1), sample_weight=user_weight[scored]
-            )
+            self.oob_score_ = accuracy_score(y[scored], oob_pred[scored].argmax(axis=1),
+                                             sample_weight=user_weight[scored])
         else:
-            self.oob_score_ = r2_score(
-                y[scored],
-                oob_pred[scored] if y.ndim == 2 else oob_pred[scored, 0],
-                sample_weight=user_weight[scored],
-            )
+            self.oob_score_ = r2_score(y[scored], oob_pred[scored] if y.ndim == 2
+                                       else oob_pred[scored, 0], sample_weight=user_weight[scored])
         self._set_oob_attribute(oob_pred)
 
     # ------------------------------------------------------------- predicting
@@ -405,7 +406,7 @@ class DGTForestClassifier(ClassifierMixin, _BaseDGTForest):
         bootstrap=True,
         oob_score=False,
         n_jobs=None,
-        max_depth=6,
+        max_depth="auto",
         n_layers=1,
         hidden_width="auto",
         alpha_l1=0.0,

@@ -64,8 +64,8 @@ def _forest_params_doc(oob_attr):
 _MEMBER_PARAMS_NOTE = """
     The parameters from ``max_depth`` to ``tol`` and ``device`` are those of
     :class:`{member}`, passed unchanged to every member, with the same
-    defaults except ``max_depth`` (an int, one depth for all members: 6 for
-    the classifier, whose single tree defaults to ``"auto"``), the patience
+    defaults except ``max_depth`` (one depth for all members, ``"auto"``
+    choosing it once on the forest's rows), the patience
     ``n_iter_no_change=20`` and ``init="cart"`` (each member starts from the
     CART of its own bootstrap sample). ``warm_start`` and ``greedy_floor``
     are not offered (every member applies the greedy floor).
@@ -85,6 +85,12 @@ _DOC_FOREST_ATTRS = """
         names).
     n_iter_ : ndarray of shape (n_estimators,)
         Number of epochs each member ran.
+    max_depth_ : int
+        The members' depth: ``max_depth``, or the depth ``"auto"`` chose.
+    depth_scores_ : ndarray of shape (8,) or None
+        With ``max_depth="auto"``: mean cross-validated score (weighted
+        accuracy / minus the weighted mean squared error) of the greedy tree
+        at depths 1 to 8 on the forest's training rows. ``None`` otherwise.
     feature_importances_ : ndarray of shape (n_features_in_,)
         Mean of the members' importances, renormalized to sum to one.
     oob_score_ : float
