@@ -110,7 +110,7 @@ def _oracle_forward_backward(layers, theta, X, depth, dL_dout_fn, scale_in_backw
 @pytest.mark.parametrize("depth", [1, 2, 3, 5])
 @pytest.mark.parametrize("n_layers", [1, 3])
 def test_surrogate_gradient_matches_algorithm_2(depth, n_layers):
-    # The module's fused route (dgt/_module.Route: no S, softmax in the
+    # The module's fused route (dgt/_module.Route: the softmax in the
     # backward pass only) against the per-row oracle of Algorithm 2.
     n_features, k, B = 4, 3, 24
     with torch.random.fork_rng(devices=[]):
@@ -157,6 +157,69 @@ def test_surrogate_gradient_matches_algorithm_2(depth, n_layers):
     torch.testing.assert_close(scaled_g_theta, ref_g_theta)
     for (g_W, _), (g_W_c, _) in zip(ref_grads, scaled_grads):
         torch.testing.assert_close(g_W_c, c * g_W, rtol=1e-9, atol=1e-12)
+
+
+class _ScaledSignSTE(torch.autograd.Function):
+    """The unfused decisions: ``sign(a) * scale``, straight-through gradient ``1{|a| <= 1}``."""
+
+    @staticmethod
+    def forward(ctx, a, scale):
+        ctx.save_for_backward(a)
+        return torch.sign(a) * scale
+
+    @staticmethod
+    def backward(ctx, grad):
+        (a,) = ctx.saved_tensors
+        return grad * (a.abs() <= 1).to(grad.dtype), None
+
+
+def _dense_forward(module, X):
+    """The module's output by the dense formula: ``(hard + softmax(s @ S.T) -
+    softmax(...).detach()) @ theta`` with ``S`` from ``topology.path_matrix``."""
+    from sklearn_difftrees._core import topology
+
+    a = module.node_scores(X)
+    mag = a.detach().abs()
+    scale = mag.mean(dim=1, keepdim=True) if module.row_scale else mag.mean()
+    S = torch.tensor(topology.path_matrix(module.depth), dtype=X.dtype)
+    soft = torch.softmax(_ScaledSignSTE.apply(a, scale) @ S.T, dim=1)
+    leaves = torch.tensor([_walk_leaf(row, module.depth) for row in a.detach()])
+    hard = torch.nn.functional.one_hot(leaves, soft.shape[1]).to(soft.dtype)
+    return (hard + soft - soft.detach()) @ module.leaf, leaves
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("row_scale", [False, True])  # the bandit learners' per-row scale
+@pytest.mark.parametrize("depth", range(1, 9))
+def test_fused_route_equals_dense_formula(depth, row_scale, dtype):
+    # DGTModule's fused route (dgt/_module.Route: the softmax in the backward
+    # pass only; path scores as a product with S up to DENSE_MAX_WORK, level
+    # by level beyond) against the dense formula, output and gradients. At
+    # 200 rows the route takes the product up to depth 7, the sums at depth 8.
+    g = torch.Generator().manual_seed(depth)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(depth)
+        module = DGTModule(6, depth, 3, row_scale=row_scale).to(dtype)
+        torch.nn.init.normal_(module.leaf)
+        torch.nn.init.normal_(module.layers[0].bias, std=0.3)
+    X = torch.randn(200, 6, generator=g, dtype=dtype)
+    with torch.no_grad():  # about half the scores inside the straight-through window
+        X /= (module.node_scores(X) - module.layers[0].bias).abs().median()
+    weights = torch.randn(200, 3, generator=g, dtype=dtype)
+    tol = dict(rtol=1e-5, atol=1e-6) if dtype == torch.float32 else dict(rtol=1e-10, atol=1e-13)
+    results = []
+    for forward in (module.forward_with_leaf, lambda X: _dense_forward(module, X)):
+        module.zero_grad()
+        out, leaves = forward(X)
+        (out * weights).sum().backward()
+        results.append((out.detach(), leaves, [p.grad.clone() for p in module.parameters()]))
+    (out, leaves, grads), (ref_out, ref_leaves, ref_grads) = results
+    np.testing.assert_array_equal(leaves.numpy(), ref_leaves.numpy())
+    torch.testing.assert_close(out, ref_out, **tol)
+    for grad, ref in zip(grads, ref_grads):
+        assert ref.abs().max() > 1e-3  # every gradient is exercised
+        torch.testing.assert_close(grad, ref, rtol=tol["rtol"],
+                                   atol=tol["atol"] * float(ref.abs().max()))
 
 
 @pytest.mark.parametrize("depth", [1, 2, 4])

@@ -123,10 +123,11 @@ def test_divergence_is_reported_not_returned():
             forest.fit(X, y)
 
 
+@pytest.mark.parametrize("depth", [4, 8])  # path scores: dense product / level by level
 @pytest.mark.parametrize("n_layers", [1, 2])
-def test_fused_route_equals_module_expression(n_layers):
-    """The batched forward (path scores, softmax and leaf product fused, ``S``
-    never formed) gives the module's output and gradients: those of
+def test_fused_route_equals_module_expression(n_layers, depth):
+    """The batched forward (decisions, path scores, softmax and leaf product
+    fused) gives the module's output and gradients: those of
     ``(hard + softmax(s @ S.T) - softmax(...).detach()) @ leaf``, in float64."""
     torch = pytest.importorskip("torch")
     from torch import nn
@@ -135,7 +136,18 @@ def test_fused_route_equals_module_expression(n_layers):
     from sklearn_difftrees.dgt import _batched
     from sklearn_difftrees.dgt._module import hard_leaf
 
-    T, B, d, depth, K = 4, 50, 5, 4, 3
+    class ScaledSignSTE(torch.autograd.Function):  # s = sign(a) * scale, gradient 1{|a| <= 1}
+        @staticmethod
+        def forward(ctx, a, scale):
+            ctx.save_for_backward(a)
+            return torch.sign(a) * scale
+
+        @staticmethod
+        def backward(ctx, grad):
+            (a,) = ctx.saved_tensors
+            return grad * (a.abs() <= 1).to(grad.dtype), None
+
+    T, B, d, K = 4, 50, 5, 3
     g = torch.Generator().manual_seed(0)
     dims = [d] + [6] * (n_layers - 1) + [topology.n_internal(depth)]
 
@@ -157,7 +169,8 @@ def test_fused_route_equals_module_expression(n_layers):
 
     def unfused(p):
         a = _batched._node_scores(p, x, n_layers)
-        soft = torch.softmax(_batched._MaskedScaledSignSTE.apply(a, mask) @ S.T, dim=2)
+        s = ScaledSignSTE.apply(a, _batched._masked_scale(a, mask))
+        soft = torch.softmax(s @ S.T, dim=2)
         hard = nn.functional.one_hot(hard_leaf(a, depth), soft.shape[2]).to(soft.dtype)
         return torch.bmm(hard + soft - soft.detach(), p["leaf"])
 

@@ -202,10 +202,11 @@ def train(
             penalty = penalty_fn(module) if penalty_fn is not None else None
             if penalty is not None:
                 loss = loss + penalty
-            if not torch.isfinite(loss):
+            value = float(loss.detach())  # one read of the loss per step
+            if not math.isfinite(value):
                 monitor.progress.close("diverged")  # end the bar before the error
                 raise FloatingPointError(
-                    f"{name} diverged: the training loss became {float(loss.detach())} at epoch "
+                    f"{name} diverged: the training loss became {value} at epoch "
                     f"{epoch}. Try a smaller learning_rate (currently {learning_rate}) "
                     "or enable grad_clip."
                 )
@@ -216,7 +217,7 @@ def train(
             opt.step()
             if scheduler is not None:
                 scheduler.step()
-            total += float(loss.detach()) * idx.shape[0]
+            total += value * idx.shape[0]
         validation = None
         if validation_data is not None:
             validation = _evaluate(module, loss_fn, score_fn, *validation_data)

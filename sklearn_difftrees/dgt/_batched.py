@@ -21,23 +21,12 @@ from ._module import Route, hard_leaf
 __all__ = ["fit_batched"]
 
 
-class _MaskedScaledSignSTE(torch.autograd.Function):
-    """``_ScaledSignSTE`` of every member: ``sign(a) * mean|a|`` with the mean
-    over the member's real rows (``mask``) and all its nodes; straight-through
-    gradient ``1{|a| <= 1}``."""
-
-    @staticmethod
-    def forward(ctx, a, mask):
-        ctx.save_for_backward(a)
-        m = mask.to(a.dtype).unsqueeze(2)
-        mag = (a.detach().abs() * m).sum(dim=(1, 2), keepdim=True)
-        scale = mag / (m.sum(dim=(1, 2), keepdim=True).clamp(min=1) * a.shape[2])
-        return torch.sign(a) * scale
-
-    @staticmethod
-    def backward(ctx, grad):
-        (a,) = ctx.saved_tensors
-        return grad * (a.abs() <= 1).to(grad.dtype), None
+def _masked_scale(a, mask):
+    """The decisions' scale of every member, ``(T, 1, 1)``: the module's mean
+    of ``|a|`` over the member's real rows (``mask``) and all its nodes."""
+    m = mask.to(a.dtype).unsqueeze(2)
+    mag = (a.detach().abs() * m).sum(dim=(1, 2), keepdim=True)
+    return mag / (m.sum(dim=(1, 2), keepdim=True).clamp(min=1) * a.shape[2])
 
 
 def _node_scores(params, x, n_layers):
@@ -72,13 +61,12 @@ def _node_scores(params, x, n_layers):
 def batched_forward(params, x, mask, *, n_layers, depth):
     """:meth:`DGTModule.forward` of ``T`` members: ``x`` is ``(T, B, d)``.
 
-    The path scores, softmax and leaf product are fused
-    (:class:`~sklearn_difftrees.dgt._module.Route`):
-    the same function and gradients as the module's, in fewer operations.
+    The decisions, path scores, softmax and leaf product are the module's
+    fused :class:`~sklearn_difftrees.dgt._module.Route`, with the scale of
+    every member taken over its real rows (``mask``).
     """
     a = _node_scores(params, x, n_layers)
-    s = _MaskedScaledSignSTE.apply(a, mask)
-    return Route.apply(s, params["leaf"], hard_leaf(a, depth), depth)
+    return Route.apply(a, _masked_scale(a, mask), params["leaf"], hard_leaf(a, depth), depth)
 
 
 def batched_penalty(params, *, n_layers, alpha_l1, alpha_l2):
