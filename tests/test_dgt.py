@@ -10,6 +10,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import train_test_split
 from sklearn.utils.class_weight import compute_sample_weight
 
+from _oracles import ScaledSignSTE
 from sklearn_difftrees import DGTClassifier, DGTRegressor
 from sklearn_difftrees.dgt._module import DGTModule, hard_leaf
 
@@ -159,20 +160,6 @@ def test_surrogate_gradient_matches_algorithm_2(depth, n_layers):
         torch.testing.assert_close(g_W_c, c * g_W, rtol=1e-9, atol=1e-12)
 
 
-class _ScaledSignSTE(torch.autograd.Function):
-    """The unfused decisions: ``sign(a) * scale``, straight-through gradient ``1{|a| <= 1}``."""
-
-    @staticmethod
-    def forward(ctx, a, scale):
-        ctx.save_for_backward(a)
-        return torch.sign(a) * scale
-
-    @staticmethod
-    def backward(ctx, grad):
-        (a,) = ctx.saved_tensors
-        return grad * (a.abs() <= 1).to(grad.dtype), None
-
-
 def _dense_forward(module, X):
     """The module's output by the dense formula: ``(hard + softmax(s @ S.T) -
     softmax(...).detach()) @ theta`` with ``S`` from ``topology.path_matrix``."""
@@ -182,7 +169,7 @@ def _dense_forward(module, X):
     mag = a.detach().abs()
     scale = mag.mean(dim=1, keepdim=True) if module.row_scale else mag.mean()
     S = torch.tensor(topology.path_matrix(module.depth), dtype=X.dtype)
-    soft = torch.softmax(_ScaledSignSTE.apply(a, scale) @ S.T, dim=1)
+    soft = torch.softmax(ScaledSignSTE.apply(a, scale) @ S.T, dim=1)
     leaves = torch.tensor([_walk_leaf(row, module.depth) for row in a.detach()])
     hard = torch.nn.functional.one_hot(leaves, soft.shape[1]).to(soft.dtype)
     return (hard + soft - soft.detach()) @ module.leaf, leaves

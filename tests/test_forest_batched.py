@@ -136,16 +136,7 @@ def test_fused_route_equals_module_expression(n_layers, depth):
     from sklearn_difftrees.dgt import _batched
     from sklearn_difftrees.dgt._module import hard_leaf
 
-    class ScaledSignSTE(torch.autograd.Function):  # s = sign(a) * scale, gradient 1{|a| <= 1}
-        @staticmethod
-        def forward(ctx, a, scale):
-            ctx.save_for_backward(a)
-            return torch.sign(a) * scale
-
-        @staticmethod
-        def backward(ctx, grad):
-            (a,) = ctx.saved_tensors
-            return grad * (a.abs() <= 1).to(grad.dtype), None
+    from _oracles import ScaledSignSTE  # s = sign(a) * scale, gradient 1{|a| <= 1}
 
     T, B, d, K = 4, 50, 5, 3
     g = torch.Generator().manual_seed(0)
