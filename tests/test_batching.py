@@ -192,3 +192,69 @@ def test_auto_polytope_level_epoch_is_shared_by_its_nodes(small_limits, monkeypa
     for level_rows, rows in calls:
         # 64-row epochs: each node ceil(its rows * 64 / n_train)
         assert sum(rows) <= 64 * level_rows / n_train + len(rows)
+
+
+def test_validation_subsample_caps_only_auto_above_the_limit():
+    from sklearn_difftrees._core.batching import MAX_VALIDATION_ROWS, validation_subsample
+
+    for n_val in (0, 10, MAX_VALIDATION_ROWS):
+        assert validation_subsample(n_val, "auto", 0) == slice(None)
+    assert validation_subsample(10 * MAX_VALIDATION_ROWS, 256, 0) == slice(None)
+    rows = validation_subsample(MAX_VALIDATION_ROWS + 5, "auto", 3)
+    assert rows.size == MAX_VALIDATION_ROWS
+    assert np.all(np.diff(rows) > 0) and rows[-1] < MAX_VALIDATION_ROWS + 5
+    np.testing.assert_array_equal(rows, validation_subsample(MAX_VALIDATION_ROWS + 5, "auto", 3))
+    assert not np.array_equal(rows, validation_subsample(MAX_VALIDATION_ROWS + 5, "auto", 4))
+
+
+def _polytope_spies(monkeypatch):
+    """Rows seen by the refinement's validation, the greedy floor's CARTs and
+    the facet selection of a ConvexPolytopeTree fit."""
+    from sklearn_difftrees.polytope import _floor, _training
+    from sklearn_difftrees.polytope._freeze import _FreezeMixin
+
+    seen = {"val": [], "floor": [], "facets": []}
+    refine, reference, select = (_training.refine, _floor.greedy_reference,
+                                 _FreezeMixin._select_facets)
+
+    def refine_spy(*args, **kwargs):
+        seen["val"].append(args[5][0].shape[0])
+        return refine(*args, **kwargs)
+
+    def reference_spy(Z, *args, grow=slice(None), **kwargs):
+        seen["floor"].append(Z[grow].shape[0])
+        return reference(Z, *args, grow=grow, **kwargs)
+
+    def select_spy(self, C, *args):
+        seen["facets"].append(C.shape[0])
+        return select(self, C, *args)
+
+    monkeypatch.setattr(_training, "refine", refine_spy)
+    monkeypatch.setattr(_floor, "greedy_reference", reference_spy)
+    monkeypatch.setattr(_FreezeMixin, "_select_facets", select_spy)
+    return seen
+
+
+def test_auto_polytope_caps_validation_floor_and_facet_rows(small_limits, monkeypatch):
+    """On a large table (here: limits shrunk) "auto" evaluates every epoch on
+    MAX_VALIDATION_ROWS validation rows (the same subsample, seeded), grows
+    the floor's CARTs on one epoch's rows and selects each node's facets on at
+    most that many; an int batch_size, or a table under the limits, uses all."""
+    monkeypatch.setattr(batching, "MAX_VALIDATION_ROWS", 50)
+    seen = _polytope_spies(monkeypatch)
+    X, y = _data(1000)
+    est = ConvexPolytopeTreeClassifier(max_depth=2, max_iter=2, growth_max_iter=2,
+                                       random_state=0)
+    first = est.fit(X, y).tree_.threshold.copy()
+    assert seen["val"] == [50] and seen["floor"] == [64]
+    assert seen["facets"] and max(seen["facets"]) == 64
+    np.testing.assert_array_equal(est.fit(X, y).tree_.threshold, first)  # seeded
+    seen = _polytope_spies(monkeypatch)
+    est.set_params(batch_size=64).fit(X, y)
+    assert seen["val"] == [200] and seen["floor"] == [1000]  # 20% validation
+    assert max(seen["facets"]) > 64
+    monkeypatch.setattr(batching, "MAX_VALIDATION_ROWS", 200)
+    monkeypatch.setattr(batching, "MAX_EPOCH_ROWS", 10_000)
+    seen = _polytope_spies(monkeypatch)
+    est.set_params(batch_size="auto").fit(X, y)
+    assert seen["val"] == [200] and seen["floor"] == [1000]

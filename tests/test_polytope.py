@@ -224,6 +224,43 @@ def test_leaf_probabilities_are_path_products(nodes):
 
 
 # ------------------------------------------------------------------- growth
+def make_classification_3(n):
+    from sklearn.datasets import make_classification
+
+    return make_classification(n, 5, n_informative=3, n_classes=3, random_state=0)
+
+
+def test_depth_scores_route_only_the_new_level(monkeypatch):
+    """``max_depth="auto"`` scores each grown level by continuing the rows'
+    routing from the level above: the same nodes and scores as routing every
+    split from the root."""
+    from sklearn_difftrees.polytope._growth import _GreedyGrowthMixin
+
+    grown, real = {}, _GreedyGrowthMixin._grow
+
+    def spy(self, Z, Y, w, tr, va, ctx, auto):
+        grown.update(Z=Z, Y=Y, w=w, tr=tr, va=va)
+        return real(self, Z, Y, w, tr, va, ctx, auto)
+
+    monkeypatch.setattr(_GreedyGrowthMixin, "_grow", spy)
+    X, y = make_classification_3(400)
+    est = ConvexPolytopeTreeClassifier(**{**FAST, "max_depth": 3}).fit(X, y)
+    monkeypatch.undo()
+    Z, Y, w, tr, va = (grown[k] for k in ("Z", "Y", "w", "tr", "va"))
+    rng = np.random.RandomState(0)
+    params = {}  # random splits of a complete depth-3 tree (standardized space)
+    for v in range(7):
+        params[v] = (rng.normal(size=(2, Z.shape[1])), rng.normal(size=2), rng.gamma(1.0, size=2),
+                     0.7)
+    routed = {}
+    for depth in (1, 2, 3):
+        level = {v: p for v, p in params.items() if v < 2**depth - 1}
+        inc = est._val_score(level, Z, Y, w, tr, va, routed)
+        assert inc == est._val_score(level, Z, Y, w, tr, va, {})
+    np.testing.assert_array_equal(routed["va"], est._route_std(params, Z, va))
+    assert set(np.unique(routed["tr"])) <= set(range(7, 15))
+
+
 def test_growth_survives_hard_data():
     rng = np.random.RandomState(0)
     X = rng.normal(size=(60, 4))

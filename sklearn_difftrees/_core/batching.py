@@ -16,7 +16,11 @@ the work of one epoch on large data:
   tables successive epochs continue through one shuffled pass of the rows
   (every row is visited once before any is visited twice), so the cost of an
   epoch, and of the whole fit, stops growing with ``n`` apart from the
-  validation pass, which is linear in the validation rows and compiled.
+  validation pass, which is linear in the validation rows and compiled;
+* a family may also cap that pass: :func:`validation_subsample` picks, under
+  ``"auto"``, at most :data:`MAX_VALIDATION_ROWS` (32,768) of the validation
+  rows (a seeded draw without replacement, the same rows every epoch) for the
+  per-epoch evaluation of early stopping.
 
 An int ``batch_size`` keeps the classic meaning: that batch, every epoch one
 full pass.
@@ -27,8 +31,10 @@ concatenation functions of the caller's array library.
 
 import math
 
-__all__ = ["MAX_BATCH", "MAX_EPOCH_ROWS", "MAX_STEPS", "RowStream", "batch_size_doc",
-           "resolve_batching"]
+import numpy as np
+
+__all__ = ["MAX_BATCH", "MAX_EPOCH_ROWS", "MAX_STEPS", "MAX_VALIDATION_ROWS", "RowStream",
+           "batch_size_doc", "resolve_batching", "validation_subsample"]
 
 #: Steps per epoch below which ``"auto"`` keeps the family's base batch.
 MAX_STEPS = 128
@@ -36,6 +42,11 @@ MAX_STEPS = 128
 MAX_BATCH = 1024
 #: Most rows one epoch visits under ``"auto"``.
 MAX_EPOCH_ROWS = MAX_STEPS * MAX_BATCH
+#: Most validation rows one epoch evaluates under ``"auto"`` (where a family
+#: caps them, :func:`validation_subsample`): enough to rank epochs whose
+#: losses differ by far less than their standard error (the same rows every
+#: epoch, so the noise of the comparison is that of the loss *differences*).
+MAX_VALIDATION_ROWS = 32_768
 
 
 def resolve_batching(batch_size, n_samples, base):
@@ -63,6 +74,33 @@ def resolve_batching(batch_size, n_samples, base):
         batch = min(max(int(base), math.ceil(n / MAX_STEPS)), MAX_BATCH)
         return batch, min(n, MAX_EPOCH_ROWS)
     return int(batch_size), n
+
+
+def validation_subsample(n_val, batch_size, seed):
+    """Validation rows evaluated every epoch: all, or a capped random subset.
+
+    Parameters
+    ----------
+    n_val : int
+        Validation rows.
+    batch_size : int or "auto"
+        The estimator's parameter: only ``"auto"`` caps (an int keeps the
+        classic meaning, every epoch on every row).
+    seed : int
+        Seed of the draw (made only when it subsamples).
+
+    Returns
+    -------
+    rows : slice or ndarray of int
+        ``slice(None)`` when ``n_val <= MAX_VALIDATION_ROWS`` or
+        ``batch_size`` is an int; else :data:`MAX_VALIDATION_ROWS` sorted
+        indices drawn without replacement.
+    """
+    n_val = int(n_val)
+    if batch_size != "auto" or n_val <= MAX_VALIDATION_ROWS:
+        return slice(None)
+    rng = np.random.RandomState(int(seed) % (2**32))
+    return np.sort(rng.choice(n_val, MAX_VALIDATION_ROWS, replace=False))
 
 
 def batch_size_doc(base, *, large=""):

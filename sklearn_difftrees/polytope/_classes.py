@@ -13,7 +13,7 @@ from .._compat import Interval, RealNotInt, StrOptions, _fit_context
 from .._core._guard import check_finite_model
 from .._core.base import TRAINING_PARAMETER_CONSTRAINTS, BaseObliqueTree
 from .._core.optional import require_torch
-from .._core.batching import resolve_batching
+from .._core.batching import resolve_batching, validation_subsample
 from .._core.validation import (
     check_fit_data,
     check_predict_data,
@@ -214,14 +214,18 @@ class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, _GreedyFloorMixi
         if params and self.max_iter > 0:
             grown = params
             scaled = {v: p[:3] for v, p in params.items()}
-            val = (Z[va], Y_fit[va], w_fit[va]) if self.early_stopping and va.size else None
+            seed = int(rng.randint(np.iinfo(np.int32).max))
+            val = None
+            if self.early_stopping and va.size:
+                # Every epoch evaluates at most MAX_VALIDATION_ROWS of them.
+                vs = va[validation_subsample(va.size, self.batch_size, seed)]
+                val = (Z[vs], Y_fit[vs], w_fit[vs])
             refined, history = _training.refine(
                 sorted(params), scaled, Z[tr], Y_fit[tr], w_fit[tr], val,
                 classification=classification, prior=prior,
                 settings={**settings, "verbose": self.verbose},
                 max_iter=self.max_iter, early_stopping=val is not None,
-                seed=int(rng.randint(np.iinfo(np.int32).max)), device=device,
-                name=type(self).__name__,
+                seed=seed, device=device, name=type(self).__name__,
             )
             params = {v: (*refined[v], math.log(2.0)) for v in refined}
             self.n_iter_ = history.n_iter

@@ -70,7 +70,11 @@ _DOC_PARAMS = """
         early stopping, the best validation epoch is kept). Reaching it is
         therefore not reported as a ``ConvergenceWarning``; ``n_iter_`` and
         ``loss_curve_`` show what happened.
-""" + batch_size_doc(256) + """        The same batch serves the stumps and the refinement (the entropy is
+""" + batch_size_doc(256, large=(
+    ", the refinement's early stopping evaluates at most 32,768 validation\n"
+    "        rows per epoch (one seeded subsample), and the greedy floor's CARTs\n"
+    "        and each node's facet selection use random subsamples of 131,072\n"
+    "        rows")) + """        The same batch serves the stumps and the refinement (the entropy is
         estimated per batch, so very small batches make it noisy).
     learning_rate : float, default=5e-2
         Learning rate of both the stumps and the refinement.

@@ -5,7 +5,9 @@ The reference is the core's
 (:func:`~sklearn_difftrees._core.greedy.greedy_reference`: the better of the
 information-gain and Gini CARTs of depth ``min(D, 2)``, squared error for
 the regressor, with ``D = max(max_depth_, 2)``, at most an int
-``max_depth``). When the refined tree scores below it on every fit row (the
+``max_depth``; grown on a seeded subsample of
+:data:`~sklearn_difftrees._core.batching.MAX_EPOCH_ROWS` rows when
+``batch_size="auto"`` and there are more, scored on all). When the refined tree scores below it on every fit row (the
 validation part included), the greedily grown tree before the joint
 refinement is returned if it reaches the reference, else the CART of depth
 ``D`` with the reference's criterion, written as a :class:`PolytopeTree`
@@ -19,6 +21,7 @@ import numbers
 import numpy as np
 from sklearn.base import is_classifier
 
+from .._core.batching import resolve_batching
 from .._core.greedy import (
     FLOOR_DEPTH,
     cart_splits,
@@ -26,6 +29,7 @@ from .._core.greedy import (
     fit_score,
     floor_fallback,
     greedy_reference,
+    row_subsample,
 )
 
 __all__ = ["_GreedyFloorMixin", "cart_params"]
@@ -88,8 +92,12 @@ class _GreedyFloorMixin:
         leaf_limits = dict(min_samples_split=self.min_samples_split,
                            min_samples_leaf=self.min_samples_leaf,
                            min_weight_fraction_leaf=self.min_weight_fraction_leaf)
+        # Grown on one epoch's worth of rows (all of them unless
+        # batch_size="auto" caps the epochs of a large table), scored on all.
+        grow = row_subsample(Z.shape[0], resolve_batching(
+            self.batch_size, Z.shape[0], self._base_batch_size)[1], seed)
         ref = greedy_reference(Z, Y, w, depth=depth, classification=classification,
-                               seed=seed, **leaf_limits)
+                               seed=seed, grow=grow, **leaf_limits)
         if self._tree_fit_score(tree, X, Y, w) >= ref.score:
             return tree, False
 

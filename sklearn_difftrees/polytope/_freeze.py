@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 
+from .._core.batching import resolve_batching
+from .._core.greedy import row_subsample
 from ._criterion import _softplus, _std_scores
 from ._tree import PolytopeTree
 
@@ -49,7 +51,11 @@ class _FreezeMixin:
         always kept. Facets that contribute less than ``FACET_DROP_TOL`` times
         the threshold on every row go first (they cannot move the split).
         Stronger priors (smaller ``gamma0``, larger ``c0``) save more per
-        facet and so drop more facets.
+        facet and so drop more facets. With ``batch_size="auto"``, a node
+        reached by more than
+        :data:`~sklearn_difftrees._core.batching.MAX_EPOCH_ROWS` rows
+        selects on a subsample of that many (seeded by the node), its weights
+        scaled to the node's total.
         """
         node = np.zeros(Z.shape[0], dtype=np.int64)
         out = {}
@@ -61,7 +67,14 @@ class _FreezeMixin:
                 C = _softplus(Zv @ beta.T + bias) * r  # (n_v, K) contributions
                 keep = C.max(axis=0) >= FACET_DROP_TOL * tau
                 keep[np.argmax(r)] = True
-                keep = self._select_facets(C, keep, Y[at], w[at], crit,
+                # A node of more rows than an epoch visits selects on a seeded
+                # subsample of that many, reweighted to the node's weight (the
+                # data term keeps its scale against the prior's).
+                sub = row_subsample(at.size, resolve_batching(
+                    self.batch_size, at.size, self._base_batch_size)[1], v)
+                ws = w[at][sub]
+                ws = ws * (w[at].sum() / ws.sum()) if isinstance(sub, np.ndarray) else ws
+                keep = self._select_facets(C[sub], keep, Y[at][sub], ws, crit,
                                            self._facet_prior(r), np.argmax(r))
             else:
                 keep = r >= FACET_DROP_TOL * r.max()

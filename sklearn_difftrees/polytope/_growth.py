@@ -42,8 +42,9 @@ class _GreedyGrowthMixin:
         params = {}
         frontier = {0: tr}
         best_score, best_depth, since = -np.inf, 0, 0
+        routed = {}  # the rows' nodes under the splits scored so far
         if floor == 0:
-            best_score = self._val_score(params, Z, Y, w, tr, va)
+            best_score = self._val_score(params, Z, Y, w, tr, va, routed)
         depth = 0
         progress = Progress(cap, desc=f"{type(self).__name__} growth", unit="level",
                             verbose=self.verbose)
@@ -59,7 +60,7 @@ class _GreedyGrowthMixin:
             frontier = new_frontier
             depth = level + 1
             if auto and va.size and depth >= floor:
-                score = self._val_score(params, Z, Y, w, tr, va)
+                score = self._val_score(params, Z, Y, w, tr, va, routed)
                 info["val_score"] = score
                 if score > best_score + 1e-12:
                     best_score, best_depth, since = score, depth, 0
@@ -154,20 +155,35 @@ class _GreedyGrowthMixin:
             pending = failed
         return splits
 
-    def _route_std(self, params, Z):
-        node = np.zeros(Z.shape[0], dtype=np.int64)
+    def _route_std(self, params, Z, rows, node=None):
+        """Heap node that each of the rows ``rows`` of ``Z`` reaches under ``params``.
+
+        ``node`` (optional): where the rows stood before these splits (a
+        routing under their ancestors); routing continues from there.
+        """
+        node = np.zeros(rows.size, dtype=np.int64) if node is None else node.copy()
         for v in sorted(params):
             at = np.flatnonzero(node == v)
             if at.size:
                 beta, bias, r, tau = params[v]
-                right = _std_scores(Z[at].astype(np.float64), beta, bias, r) > tau
+                right = _std_scores(Z[rows[at]].astype(np.float64), beta, bias, r) > tau
                 node[at] = np.where(right, 2 * v + 2, 2 * v + 1)
         return node
 
-    def _val_score(self, params, Z, Y, w, tr, va):
-        """Validation score of the hard tree whose leaves are fitted on ``tr``."""
+    def _val_score(self, params, Z, Y, w, tr, va, routed):
+        """Validation score of the hard tree whose leaves are fitted on ``tr``.
+
+        ``routed`` (a dict, updated in place) keeps the rows' nodes under the
+        splits scored before, so that only the splits added since route: a
+        level of growth costs one pass over the rows, not one per level above.
+        """
         if not va.size:
             return -np.inf
-        ntr, nva = self._route_std(params, Z[tr]), self._route_std(params, Z[va])
+        done = routed.setdefault("splits", set())
+        new = {v: p for v, p in params.items() if v not in done}
+        routed["tr"] = self._route_std(new, Z, tr, routed.get("tr"))
+        routed["va"] = self._route_std(new, Z, va, routed.get("va"))
+        done.update(new)
+        ntr, nva = routed["tr"], routed["va"]
         leaves = np.unique(ntr)
         return self._leaf_score(leaves, ntr, nva, Y[tr], w[tr], Y[va], w[va])
