@@ -88,6 +88,23 @@ def test_forest_auto_depth_is_chosen_once_and_shared():
     np.testing.assert_array_equal(fixed.predict_proba(X), forest.predict_proba(X))
 
 
+def test_forest_regressor_accepts_auto_depth():
+    # The regressor's default stays 8; "auto" resolves once, by the regression
+    # rule (CART's CV on the forest's rows), for every member.
+    from sklearn.datasets import make_regression
+
+    from sklearn_difftrees import DGTForestRegressor
+
+    X, y = make_regression(300, 5, random_state=0)
+    forest = DGTForestRegressor(max_depth="auto", n_estimators=2, max_iter=2,
+                                random_state=0).fit(X, y)
+    assert AUTO_MIN_DEPTH <= forest.max_depth_ <= AUTO_MAX_DEPTH
+    assert forest.depth_scores_.shape == (AUTO_MAX_DEPTH,)
+    assert {m.max_depth_ for m in forest.estimators_} == {forest.max_depth_}
+    assert DGTForestRegressor(n_estimators=1, max_iter=1, random_state=0).fit(
+        X, y).max_depth_ == 8
+
+
 def test_warm_start_keeps_the_chosen_depth():
     X, y = _data()
     est = DGTClassifier(warm_start=True, **FAST).fit(X, y)
