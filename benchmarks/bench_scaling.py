@@ -1,7 +1,10 @@
 """Training time where users wait: forests, rows, NonGreedy inference, TEL backends.
 
-Everything is measured side by side in one run, one torch thread, so that
-only the ratios matter (the machines these runs share are loaded; absolute
+Everything is measured side by side in one run on one core: one torch
+thread, and the BLAS / OpenMP pools of the scikit-learn models
+(HistGradientBoosting's OpenMP) limited to one thread with ``threadpoolctl``,
+as in ``bench_defaults.py``, so that every model gets the same core and only
+the ratios matter (the machines these runs share are loaded; absolute
 seconds move from run to run).
 
 1. **Forest vs single tree.** On a bundled set and three seeded 70/30
@@ -300,11 +303,15 @@ def main(argv=None):
             shown.append(a)
         skip = a in ("--out", "--markdown")
     command = "python benchmarks/bench_scaling.py " + " ".join(shown)
-    produced = f"Produced by `{command.strip()}`; {env}.\n"
+    produced = (f"Produced by `{command.strip()}`; {env}; BLAS / OpenMP pools limited to "
+                "1 thread (threadpoolctl).\n")
     runs = {"forest": forest_section, "rows": rows_section, "ratios": ratios_section}
     texts = {}
-    for section in args.sections.split(","):
-        texts[section] = produced + "\n" + runs[section](args)
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(1):  # HistGradientBoosting's OpenMP on one core too
+        for section in args.sections.split(","):
+            texts[section] = produced + "\n" + runs[section](args)
     text = "\n".join(texts.values())
     print(text)
     write_out(args.out, text)
