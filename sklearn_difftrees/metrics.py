@@ -65,7 +65,14 @@ def dendrogram_purity(tree, X, y):
     y = np.asarray(y)
     if y.ndim != 1:
         raise ValueError(f"y must be 1-D, got shape {y.shape}.")
-    path = sparse.csr_matrix(tree.decision_path(X))
+    path = tree.decision_path(X) if hasattr(tree, "decision_path") else None
+    if not (sparse.issparse(path) or isinstance(path, np.ndarray)):
+        raise TypeError(
+            "dendrogram_purity needs one tree whose decision_path(X) returns the "
+            f"(n_samples, n_nodes) node indicator; got {type(tree).__name__} (for a "
+            "forest, pass one of its estimators_)."
+        )
+    path = sparse.csr_matrix(path)
     n, n_nodes = path.shape
     if y.shape[0] != n:
         raise ValueError(f"X and y have inconsistent lengths: {n} and {y.shape[0]}.")

@@ -140,10 +140,16 @@ def test_zero_weight_rows_are_not_drawn(cls):
 
 def test_sample_weight_multiplies_the_bootstrap_counts():
     X, y = _data(DGTForestRegressor)
-    ones = DGTForestRegressor(**FAST).fit(X, y)
-    doubled = DGTForestRegressor(**FAST).fit(X, y, sample_weight=np.full(len(y), 2.0))
-    for a, b in zip(ones.estimators_, doubled.estimators_):
+    w = 1.0 + np.arange(len(y)) % 2
+    once = DGTForestRegressor(**FAST).fit(X, y, sample_weight=w)
+    doubled = DGTForestRegressor(**FAST).fit(X, y, sample_weight=2 * w)
+    for a, b in zip(once.estimators_, doubled.estimators_):
         assert b.tree_.n_node_samples[0] == 2 * a.tree_.n_node_samples[0]
+    # Equal weights of any value are no weights (they become exactly 1).
+    ones = DGTForestRegressor(**FAST).fit(X, y)
+    twos = DGTForestRegressor(**FAST).fit(X, y, sample_weight=np.full(len(y), 2.0))
+    for a, b in zip(ones.estimators_, twos.estimators_):
+        assert b.tree_.n_node_samples[0] == a.tree_.n_node_samples[0]
 
 
 # -------------------------------------------------------------- predicting

@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from sklearn.base import is_classifier
 from sklearn.exceptions import ConvergenceWarning
 
 import sklearn_difftrees as sd
@@ -363,6 +364,41 @@ def test_near_constant_feature_warns_and_keeps_n_features():
         fit_standardizer(X, np.ones(X.shape[0]))
 
 
+_FAMILIES_FOR_CONSTANT = [
+    lambda: sd.DGTRegressor(greedy_floor=False, **FAST),
+    lambda: sd.LatentTreeRegressor(**FAST),
+    lambda: sd.TreeEnsembleLayerRegressor(**FAST),
+    lambda: sd.ConvexPolytopeTreeRegressor(**FAST),
+    lambda: sd.NonGreedyObliqueTreeRegressor(**FAST),
+    lambda: sd.DGTBanditRegressor(random_state=0),
+    lambda: sd.DGTBanditClassifier(split_init="random", random_state=0),
+]
+
+
+@pytest.mark.parametrize("make", _FAMILIES_FOR_CONSTANT)
+@pytest.mark.parametrize("spread", [0.0, 1e-13])
+def test_constant_feature_never_changes_predictions(make, spread):
+    # A column constant (spread 0) or numerically constant (spread below
+    # 1e-12 of its magnitude: the warning says "ignored") over the training
+    # rows is dropped by every family: another value at predict time changes
+    # nothing, and it gets no importance. Before, only exact constants were
+    # dropped (np.ptp == 0), and the bandits dropped none.
+    X, y, y_cls = _data(200, 3)
+    X[:, 2] = 5.0 + spread * np.random.RandomState(1).randn(200)
+    est = make()
+    target = y_cls if is_classifier(est) else y
+    est = _quiet(est.fit, X, target)
+    X_other = X.copy()
+    X_other[:, 2] = 50.0
+    np.testing.assert_array_equal(est.predict(X_other), est.predict(X))
+    if isinstance(est, (sd.DGTBanditRegressor, sd.DGTBanditClassifier)):
+        # An online learner keeps the column's weights trainable (from 0),
+        # should it vary in later rounds; standardized, it is ~1e-16 here.
+        assert est.feature_importances_[2] < 1e-9
+    elif hasattr(est, "feature_importances_"):
+        assert est.feature_importances_[2] == 0.0
+
+
 def test_tiny_scale_features_are_not_dropped():
     X, _, _ = _data(50)
     _, scale = fit_standardizer(X * 1e-20, np.ones(50))
@@ -395,3 +431,78 @@ def test_latent_tree_backends_share_the_tie_rule():
         np.testing.assert_allclose(values[0][0], values[1][0], atol=1e-12)
         np.testing.assert_allclose(values[0][1], values[1][1], atol=1e-12)
         np.testing.assert_allclose(grads[0], grads[1], atol=1e-12)
+
+
+# ------------------------------------------- 13. weights: scale and class_weight
+@pytest.mark.parametrize("make", [
+    lambda: sd.NonGreedyObliqueTreeRegressor(random_state=0),
+    lambda: sd.DGTForestRegressor(n_estimators=3, **FAST),
+    lambda: sd.DGTClassifier(init="cart", **FAST),
+    lambda: sd.ConvexPolytopeTreeClassifier(**FAST),
+])
+def test_uniform_sample_weight_of_any_value_fits_the_unweighted_model(make):
+    # Equal weights become exactly 1 (check_fit_data / normalize_weights):
+    # w / w.mean() left 0.9999999999999999 on some rows, and the greedy
+    # starts broke their ties differently (NonGreedy moved predictions by
+    # 0.56, a forest by 0.5 on every row).
+    X, y, y_cls = _data(200, 4)
+    est = make()
+    target = y_cls if is_classifier(est) else y
+    reference = _quiet(est.fit, X, target).predict(X)
+    for c in (1 / 200, 3.7):
+        weighted = _quiet(est.fit, X, target, sample_weight=np.full(200, c)).predict(X)
+        np.testing.assert_array_equal(weighted, reference)
+
+
+@pytest.mark.parametrize("est", [sd.DGTClassifier(**FAST), sd.DGTForestClassifier(**FAST)])
+@pytest.mark.parametrize("class_weight, message", [
+    ({0: 0, 1: 0}, "at least one positive weight"),
+    ({0: -1, 1: 1}, "must be non-negative"),
+])
+def test_class_weight_gets_the_errors_of_sample_weight(est, class_weight, message):
+    X, _, y = _data()
+    with pytest.raises(ValueError, match=message):
+        est.set_params(class_weight=class_weight).fit(X, y)
+
+
+# ------------------------------------------------- 14. reported by a new user
+def test_subnormal_inputs_get_a_clear_error():
+    # 1e-310 * X standardized to a scale whose inverse overflows: the fit
+    # ended in "Inconsistent fitted ObliqueTree" (forests: "too large").
+    X, y, _ = _data(60, 3)
+    for est in (sd.DGTRegressor(**FAST), sd.DGTForestRegressor(n_estimators=2, **FAST)):
+        with pytest.raises(ValueError, match="too small to standardize"):
+            _quiet(est.fit, X * 1e-310, y)
+    X[:, 2] = 1e-310  # a constant subnormal column is only ignored
+    _quiet(sd.DGTRegressor(**FAST).fit, X, y)
+
+
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_forest_on_a_handful_of_rows(n):
+    # A bootstrap of 4 rows drew a single distinct row for some members (6 of
+    # 10 seeds failed with "early_stopping needs at least 2 samples").
+    X, _, _ = _data(n, 3)
+    y = np.arange(n) % 2
+    for seed in range(5):
+        forest = _quiet(sd.DGTForestClassifier(n_estimators=30, max_iter=2, random_state=seed).fit,
+                        X, y)
+        assert forest.predict(X).shape == (n,)
+
+
+def test_dendrogram_purity_needs_one_tree():
+    from sklearn_difftrees.metrics import dendrogram_purity
+
+    X, _, y = _data(60, 3)
+    forest = _quiet(sd.DGTForestClassifier(n_estimators=2, **FAST).fit, X, y)
+    with pytest.raises(TypeError, match="estimators_"):
+        dendrogram_purity(forest, X, y)
+    tel = _quiet(sd.TreeEnsembleLayerClassifier(**FAST).fit, X, y)
+    with pytest.raises(TypeError, match="decision_path"):
+        dendrogram_purity(tel, X, y)
+    assert 0 <= dendrogram_purity(forest.estimators_[0], X, y) <= 1
+
+
+def test_latent_tree_apply_is_int64():
+    X, _, y = _data(60, 3)
+    est = _quiet(sd.LatentTreeClassifier(max_depth=2, **FAST).fit, X, y)
+    assert est.apply(X).dtype == np.int64

@@ -440,6 +440,29 @@ def test_regions_on_a_slice_of_a_wider_model():
     plt.close("all")
 
 
+def test_plot_polytope_regions_colours_labels_by_class_and_rejects_other_trees():
+    # String labels were passed to matplotlib as colours (ValueError), and
+    # numeric ones were coloured on another scale than the background (class
+    # codes); another family's tree failed with an AttributeError.
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from sklearn_difftrees import DGTClassifier
+
+    rng = np.random.RandomState(0)
+    X = rng.uniform(-1, 1, size=(200, 2))
+    labels = np.where(X[:, 0] > 0, "b", "a")
+    clf = ConvexPolytopeTreeClassifier(**FAST).fit(X, labels)
+    ax = plot_polytope_regions(clf, X, labels, resolution=10, ax=plt.subplots()[1])
+    points = ax.collections[-1]
+    np.testing.assert_array_equal(points.get_array(), (labels == "b").astype(float))
+    assert points.get_clim() == (0, 1)
+    with pytest.raises(TypeError, match="ConvexPolytopeTree"):
+        plot_polytope_regions(DGTClassifier(max_depth=2, max_iter=2).fit(X, labels), X)
+    plt.close("all")
+
+
 # --------------------------------------------------------------- behaviour
 def _circles(seed, n=2000):
     rng = np.random.RandomState(seed)

@@ -38,8 +38,10 @@ from .tree import ObliqueTree
 from .validation import (
     check_fit_data,
     check_predict_data,
+    constant_columns,
     encode_classification_target,
     fit_standardizer,
+    normalize_weights,
     validation_split,
 )
 
@@ -277,8 +279,7 @@ class BaseGradientModel(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
             )
 
         keep = np.flatnonzero(sample_weight > 0)  # zero weight == not in the data
-        Z_fit, Y_fit, w_fit = Z[keep], Y[keep], sample_weight[keep]
-        w_fit = w_fit / w_fit.mean()
+        Z_fit, Y_fit, w_fit = Z[keep], Y[keep], normalize_weights(sample_weight[keep])
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(np.iinfo(np.int32).max))
         if not warm:
@@ -412,8 +413,7 @@ class BaseGradientTree(BaseObliqueTree, BaseGradientModel):
         # A feature constant over the training rows carries no information and
         # its weights were never trained (its standardized column is ~0): drop
         # them, so that neither routing nor importances depend on their init.
-        constant = np.ptp(X[keep], axis=0) == 0
-        W_std = np.where(constant, 0.0, W_std)
+        W_std = np.where(constant_columns(X, sample_weight), 0.0, W_std)
         self.tree_ = self._tree_from_splits(W_std, b_std, self._module_to_leaf_params(module),
                                             X, Y, sample_weight, keep,
                                             getattr(self, "refit_leaves", False))
@@ -427,8 +427,8 @@ class BaseGradientTree(BaseObliqueTree, BaseGradientModel):
         )
         if refit:
             leaves = tree.apply(X[keep]) - tree.n_internal
-            w = sample_weight[keep]
-            leaf_params = self._refit_leaf_params(leaves, Y[keep], w / w.mean(), leaf_params)
+            w = normalize_weights(sample_weight[keep])
+            leaf_params = self._refit_leaf_params(leaves, Y[keep], w, leaf_params)
         tree.value = np.ascontiguousarray(self._leaf_values(leaf_params), dtype=np.float64)
         return tree.finalize(X, sample_weight)
 

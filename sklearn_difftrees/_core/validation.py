@@ -24,8 +24,10 @@ from .._compat import _check_sample_weight, validate_data
 __all__ = [
     "check_fit_data",
     "check_predict_data",
+    "constant_columns",
     "encode_classification_target",
     "fit_standardizer",
+    "normalize_weights",
     "validation_split",
 ]
 
@@ -36,7 +38,8 @@ def check_fit_data(estimator, X, y, sample_weight, *, multi_output, min_samples=
     """Validate training data, set ``n_features_in_``/``feature_names_in_``.
 
     Returns ``X`` (float32/float64, C-contiguous), ``y`` and a float64 copy of
-    ``sample_weight`` (ones when ``None``).
+    ``sample_weight`` (ones when ``None``, and when all positive weights are
+    equal: :func:`normalize_weights`).
     """
     X, y = validate_data(
         estimator,
@@ -49,11 +52,23 @@ def check_fit_data(estimator, X, y, sample_weight, *, multi_output, min_samples=
         ensure_min_samples=min_samples,
     )
     sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, copy=True)
-    if np.any(sample_weight < 0):
-        raise ValueError("sample_weight must be non-negative.")
-    if not np.any(sample_weight > 0):
-        raise ValueError("sample_weight must contain at least one positive weight.")
+    _check_weights(sample_weight, "sample_weight")
+    if _all_equal(sample_weight):
+        sample_weight = (sample_weight > 0).astype(np.float64)
     return X, y, sample_weight
+
+
+def _check_weights(sample_weight, what):
+    if np.any(sample_weight < 0):
+        raise ValueError(f"{what} must be non-negative.")
+    if not np.any(sample_weight > 0):
+        raise ValueError(f"{what} must contain at least one positive weight.")
+
+
+def _all_equal(sample_weight):
+    """Whether the positive weights are all equal (and there is one)."""
+    values = sample_weight[sample_weight > 0]
+    return values.size > 0 and bool(np.all(values == values[0]))
 
 
 def check_predict_data(estimator, X):
@@ -86,7 +101,39 @@ def encode_classification_target(estimator, y, sample_weight):
     class_weight = getattr(estimator, "class_weight", None)
     if class_weight is not None:
         sample_weight = sample_weight * compute_sample_weight(class_weight, y)
+        # A class weight of 0 for every class, or a negative one, leaves
+        # weights that fit() could not use: the same errors as sample_weight.
+        _check_weights(sample_weight, "sample_weight * class_weight")
     return y_enc.astype(np.int64), sample_weight
+
+
+#: Spread (weighted standard deviation), relative to the column's largest
+#: absolute value, below which a column is numerically constant.
+CONSTANT_RTOL = 1e-12
+
+
+def _scaled_moments(X, sample_weight):
+    """``(X, peak, mean_s, std_s)``: the rows of positive weight (float64), each
+    column's largest absolute value (1 for a column of zeros) and the
+    weighted mean and standard deviation of the column divided by it."""
+    keep = sample_weight > 0
+    X, sample_weight = X[keep].astype(np.float64), sample_weight[keep]
+    w = sample_weight / sample_weight.sum()
+    peak = np.abs(X).max(axis=0)
+    peak[~(peak > 0)] = 1.0  # a column of zeros
+    Xs = X / peak
+    mean_s = w @ Xs
+    std_s = np.sqrt(w @ (Xs - mean_s) ** 2)
+    return X, peak, mean_s, std_s
+
+
+def constant_columns(X, sample_weight):
+    """Boolean mask of the columns :func:`fit_standardizer` treats as constant
+    (spread below :data:`CONSTANT_RTOL` of their magnitude over the rows of
+    positive weight). Their standardized values are ~0, so their weights are
+    never trained: every family drops them from the fitted splits, so that
+    neither predictions nor importances depend on such a column."""
+    return _scaled_moments(X, sample_weight)[3] < CONSTANT_RTOL
 
 
 def fit_standardizer(X, sample_weight, what="features"):
@@ -97,8 +144,9 @@ def fit_standardizer(X, sample_weight, what="features"):
     overflow (``X * 1e200`` standardizes like ``X``), then scaled back.
 
     A column whose spread is below ``1e-12`` of its largest absolute value is
-    numerically constant: it gets the scale ``max |x|`` (1 for a column of
-    zeros), so its standardized values stay ~0 and the model ignores it. A
+    numerically constant (:func:`constant_columns`): it gets the scale
+    ``max |x|`` (1 for a column of zeros), so its standardized values stay ~0,
+    and the fitted model drops its weights. A
     column that varies but that little triggers a :class:`UserWarning` naming
     it (an exactly constant column carries no information and is ignored
     without a word). ``n_features_in_`` is unaffected: predict still takes
@@ -107,17 +155,21 @@ def fit_standardizer(X, sample_weight, what="features"):
     Zero-weight rows are dropped first, so that the result is bit-identical to
     the one computed without them (not only equal up to rounding).
     """
-    keep = sample_weight > 0
-    X, sample_weight = X[keep].astype(np.float64), sample_weight[keep]
-    w = sample_weight / sample_weight.sum()
-    peak = np.abs(X).max(axis=0)
-    peak[~(peak > 0)] = 1.0  # a column of zeros
-    Xs = X / peak
-    mean_s = w @ Xs
-    std_s = np.sqrt(w @ (Xs - mean_s) ** 2)
-    constant = std_s < 1e-12
+    X, peak, mean_s, std_s = _scaled_moments(X, sample_weight)
+    constant = std_s < CONSTANT_RTOL
     mean = mean_s * peak
-    scale = np.where(constant, peak, std_s * peak)
+    with np.errstate(divide="ignore", over="ignore"):
+        subnormal = ~np.isfinite(1.0 / peak)
+    scale = np.where(constant, np.where(subnormal, 1.0, peak), std_s * peak)
+    with np.errstate(divide="ignore", over="ignore"):
+        tiny = np.flatnonzero(~np.isfinite(1.0 / scale))
+    if tiny.size:  # subnormal magnitudes: 1 / scale overflows
+        cols = ", ".join(str(j) for j in tiny[:10]) + (", ..." if tiny.size > 10 else "")
+        raise ValueError(
+            f"X holds values too small to standardize: the spread of {what} (column(s) "
+            f"{cols}) is about {scale[tiny].max():.3g}, below the smallest normal float64; "
+            "rescale X to moderate magnitudes."
+        )
     near = np.flatnonzero(constant & (np.ptp(X, axis=0) > 0))
     if near.size:
         cols = ", ".join(str(j) for j in near[:10]) + (", ..." if near.size > 10 else "")
@@ -127,6 +179,22 @@ def fit_standardizer(X, sample_weight, what="features"):
             UserWarning,
         )
     return mean, scale
+
+
+def normalize_weights(sample_weight):
+    """Sample weights rescaled to a mean of 1 over the rows of positive weight.
+
+    Weights that are equal on all those rows become exactly 1 (0 elsewhere),
+    so that ``sample_weight=np.full(n, c)`` fits bit for bit the model of no
+    weights for any ``c > 0`` (a division by the mean would leave
+    ``0.9999999999999999`` here and there, and the greedy starts and splits
+    break their ties on such differences).
+    """
+    sample_weight = np.asarray(sample_weight, dtype=np.float64)
+    positive = sample_weight > 0
+    if not positive.any() or _all_equal(sample_weight):
+        return positive.astype(np.float64)
+    return sample_weight / sample_weight[positive].mean()
 
 
 def validation_split(n_samples, fraction, random_state, stratify=None):

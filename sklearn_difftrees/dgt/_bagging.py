@@ -11,6 +11,7 @@ from sklearn.utils.parallel import Parallel, delayed
 
 from .._core._progress import Progress
 from .._core.batching import resolve_batching
+from .._core.validation import normalize_weights
 from .._core.optional import require_torch
 from ._classes import auto_depth
 
@@ -26,7 +27,7 @@ def _member_depth(max_depth, X, y, w, n_classes, seed):
     if max_depth != "auto":
         return max_depth, None
     keep = w > 0
-    return auto_depth(X[keep], y[keep], w[keep] / w[keep].mean(), n_classes, seed)
+    return auto_depth(X[keep], y[keep], normalize_weights(w[keep]), n_classes, seed)
 
 
 def _fit_chunk(members, X, y, weights, single_thread, on_member_done=None):
@@ -132,8 +133,13 @@ def _bootstrap_counts(seed, candidates, n_samples, n_draws):
     """How often each of ``n_samples`` rows is drawn (with replacement).
 
     ``n_draws`` rows are drawn uniformly among the row indices
-    ``candidates``; other rows get a count of zero.
+    ``candidates``; other rows get a count of zero. A draw of a single
+    distinct row (likely only on a handful of rows) is drawn again, while
+    there are two candidates to draw: a member must hold out a validation
+    row and still train on one.
     """
     rng = np.random.RandomState(seed)
-    drawn = candidates[rng.randint(0, candidates.size, n_draws)]
-    return np.bincount(drawn, minlength=n_samples).astype(np.float64)
+    while True:
+        drawn = candidates[rng.randint(0, candidates.size, n_draws)]
+        if candidates.size < 2 or n_draws < 2 or np.any(drawn != drawn[0]):
+            return np.bincount(drawn, minlength=n_samples).astype(np.float64)

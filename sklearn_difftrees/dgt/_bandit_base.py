@@ -16,7 +16,7 @@ from .._core.base import BaseObliqueTree
 from .._core.onnx_graph import hard_tree_outputs
 from .._core.optional import require_torch
 from .._core.tree import ObliqueTree
-from .._core.validation import check_predict_data, fit_standardizer
+from .._core.validation import check_predict_data, constant_columns, fit_standardizer
 
 __all__ = ["_BaseDGTBandit"]
 
@@ -117,6 +117,8 @@ class _BaseDGTBandit(BaseObliqueTree):
         self.__dict__.pop("_engine", None)
         self.__dict__.pop("_state", None)
         engine = self._get_engine()
+        if self.standardize:
+            engine.drop_features(constant_columns(X, np.ones(X.shape[0])))
         if self.split_init in ("median", "pca"):
             engine.init_thresholds(self._standardized(X), principal=self.split_init == "pca")
         self._sync(engine)

@@ -263,6 +263,15 @@ class OnlineDGT:
         return state
 
     @torch.no_grad()
+    def drop_features(self, mask):
+        """Zero the first layer's weights of the features ``mask`` (constant
+        in the contexts that created the learner: their standardized values
+        are 0 there and their random weights would route by them later).
+        Should they vary in later rounds, their weights train from 0."""
+        first = self.module.layers[0].weight
+        first[:, torch.as_tensor(mask, device=first.device)] = 0.0
+
+    @torch.no_grad()
     def init_thresholds(self, Z, principal=False):
         """Move every split's threshold to the median of its region's contexts.
 

@@ -14,6 +14,7 @@ from .._core.greedy import (
     greedy_reference,
     row_subsample,
 )
+from .._core.validation import constant_columns, normalize_weights
 
 __all__ = ["apply_greedy_floor"]
 
@@ -53,9 +54,9 @@ def apply_greedy_floor(est, X_all, Y_all, sample_weight, keep, norm, max_rows):
     """
     classification = is_classifier(est)
     X, Y, w = X_all[keep], Y_all[keep], sample_weight[keep]
-    w = w / w.mean()
+    w = normalize_weights(w)
     Z = (X - est._feature_mean) / est._feature_scale
-    Z[:, np.ptp(X, axis=0) == 0] = 0.0  # as in training: constant columns carry nothing
+    Z[:, constant_columns(X, w)] = 0.0  # as in training: constant columns carry nothing
     Yc = Y if classification else np.asarray(Y, dtype=np.float64)
     grow = row_subsample(Z.shape[0], max_rows, FLOOR_SEED)
     ref = greedy_reference(Z, Yc, w, depth=est.max_depth_, classification=classification,

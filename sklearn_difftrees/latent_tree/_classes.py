@@ -24,7 +24,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._compat import Interval, StrOptions, _check_sample_weight
 from .._core import topology
 from .._core.base import BaseGradientTree, TreeClassifierMixin, TreeRegressorMixin
-from .._core.validation import check_predict_data
+from .._core.validation import check_predict_data, constant_columns
 from .._core.batching import batch_size_doc
 from ._forward import _elu, _rowwise_matmul, node_rewards_numpy
 from ._onnx import latent_tree_graph
@@ -145,7 +145,7 @@ class _BaseLatentTree(_PrunedTreeMixin, BaseGradientTree):
         Xk, wk = X[keep], sw[keep]
         # A feature constant over the training rows has standardized value 0
         # on all of them: its head weights were never trained; drop them.
-        constant = np.ptp(Xk, axis=0) == 0
+        constant = constant_columns(X, sw)
         if self.head_input == "concat":
             W0, b0 = self._head_params[0]
             W0 = W0.copy()

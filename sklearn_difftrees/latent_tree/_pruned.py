@@ -48,7 +48,7 @@ class _PrunedTreeMixin:
             Heap index of the node each sample ends in.
         """
         path, n_active = self._paths(X)
-        return path[np.arange(path.shape[0]), n_active - 1]
+        return path[np.arange(path.shape[0]), n_active - 1].astype(np.int64, copy=False)
 
     def decision_path(self, X):
         """Return the active nodes each sample goes through.

@@ -23,7 +23,8 @@ from .._core.greedy import (
 )
 from .._core.onnx_graph import hard_tree_outputs
 from .._core.tree import ObliqueTree
-from .._core.validation import check_fit_data, fit_standardizer, validation_split
+from .._core.validation import (check_fit_data, constant_columns, fit_standardizer,
+                                 normalize_weights, validation_split)
 from ._docstrings import _DOC_ATTRS, _DOC_PARAMS, _DOC_REFS
 from ._train import apply_leaves, co2_tree, leaf_targets, refit_leaf_params, sgd
 
@@ -210,7 +211,7 @@ class _BaseNonGreedy(BaseObliqueTree):
 
         keep = np.flatnonzero(sample_weight > 0)  # zero weight == not in the data
         Z_fit, Y_fit, w_fit = Z[keep], Y[keep], sample_weight[keep]
-        w_fit = w_fit / w_fit.mean()
+        w_fit = normalize_weights(w_fit)
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(np.iinfo(np.int32).max))
         # All fit rows (before the early-stopping hold-out): the depth choice
@@ -294,8 +295,7 @@ class _BaseNonGreedy(BaseObliqueTree):
     def _make_tree(self, W, b, theta, X, sample_weight):
         # Constant features carry no information: their (untrained) weights
         # are dropped so that routing and importances do not depend on them.
-        constant = np.ptp(X, axis=0) == 0
-        W = np.where(constant, 0.0, W)
+        W = np.where(constant_columns(X, sample_weight), 0.0, W)
         tree = ObliqueTree.from_standardized(
             W, b, self._leaf_values(theta), self._feature_mean, self._feature_scale
         )

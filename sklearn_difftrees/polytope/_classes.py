@@ -17,8 +17,10 @@ from .._core.batching import resolve_batching, validation_subsample
 from .._core.validation import (
     check_fit_data,
     check_predict_data,
+    constant_columns,
     encode_classification_target,
     fit_standardizer,
+    normalize_weights,
     validation_split,
 )
 from ._criterion import _Criterion
@@ -152,10 +154,10 @@ class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, _GreedyFloorMixi
         )
         Y, sample_weight = self._prepare_target(y, sample_weight)
         mean, scale = fit_standardizer(X, sample_weight)
-        constant = np.ptp(X[sample_weight > 0], axis=0) == 0
+        constant = constant_columns(X, sample_weight)
         keep = np.flatnonzero(sample_weight > 0)
         X_fit, Y_fit = X[keep], Y[keep]
-        w_fit = sample_weight[keep] / sample_weight[keep].mean()
+        w_fit = normalize_weights(sample_weight[keep])
         Z = ((X_fit - mean) / scale).astype(np.float32)
         Z[:, constant] = 0.0
         self._feature_scale = scale

@@ -7,6 +7,7 @@ from sklearn.base import is_classifier
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, validate_params
+from ._tree import PolytopeTree
 
 __all__ = ["plot_polytope_regions"]
 
@@ -83,6 +84,12 @@ def plot_polytope_regions(estimator, X, y=None, *, features=None, values=None, r
     """
     check_is_fitted(estimator, "tree_")
     tree = estimator.tree_
+    if not isinstance(tree, PolytopeTree):
+        raise TypeError(
+            "plot_polytope_regions draws the polytopes of a fitted ConvexPolytopeTreeClassifier "
+            f"or ConvexPolytopeTreeRegressor; got {type(estimator).__name__}. For other "
+            "trees use plot_tree, or sklearn.inspection.DecisionBoundaryDisplay for regions."
+        )
     p = tree.n_features
     names = [str(f) for f in getattr(estimator, "feature_names_in_", [])] or [
         f"feature_{j}" for j in range(p)
@@ -133,7 +140,13 @@ def plot_polytope_regions(estimator, X, y=None, *, features=None, values=None, r
         if np.isfinite(s).any() and np.nanmin(s) < 0 < np.nanmax(s):
             ax.contour(xx, yy, s.reshape(xx.shape), levels=[0.0], colors="k", linewidths=1.5)
     if y is not None:
-        ax.scatter(X2[:, 0], X2[:, 1], c=np.asarray(y), s=6, cmap="RdBu_r", edgecolors="none")
+        y = np.asarray(y)
+        if is_classifier(estimator):  # colours of the class codes, as the background
+            y = np.searchsorted(estimator.classes_, y)
+            norm = dict(vmin=0, vmax=len(estimator.classes_) - 1)
+        else:
+            norm = dict(vmin=np.nanmin(z), vmax=np.nanmax(z))
+        ax.scatter(X2[:, 0], X2[:, 1], c=y, s=6, cmap="RdBu_r", edgecolors="none", **norm)
     ax.set_xlim(gx[0], gx[-1])
     ax.set_ylim(gy[0], gy[-1])
     ax.set_xlabel(names[pair[0]])

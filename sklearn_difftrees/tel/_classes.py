@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._compat import Interval, StrOptions
 from .._core.batching import MAX_BATCH
 from .._core.base import BaseGradientModel, TreeClassifierMixin, TreeRegressorMixin
-from .._core.validation import check_predict_data
+from .._core.validation import check_predict_data, constant_columns
 from .._core._memory import check_memory
 from ._docstrings import _DOC_ATTRS, _DOC_PARAMS, _DOC_REFS
 from ._export import _TELExportMixin
@@ -196,8 +196,7 @@ class _BaseTEL(_TELExportMixin, BaseGradientModel):
         O = self._module_state["leaf"].astype(np.float64)
         # A feature constant over the training rows was never trained (its
         # standardized column is ~0): drop its weights.
-        constant = np.ptp(X[keep], axis=0) == 0
-        W = np.where(constant, 0.0, W)
+        W = np.where(constant_columns(X, sample_weight), 0.0, W)
         self.weights_ = W / self._feature_scale
         self.biases_ = b - self.weights_ @ self._feature_mean
         self.leaf_values_, self.intercept_ = self._output_scaling(O)
