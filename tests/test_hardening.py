@@ -506,3 +506,18 @@ def test_latent_tree_apply_is_int64():
     X, _, y = _data(60, 3)
     est = _quiet(sd.LatentTreeClassifier(max_depth=2, **FAST).fit, X, y)
     assert est.apply(X).dtype == np.int64
+
+
+@pytest.mark.parametrize("make, name", [
+    (lambda: sd.DGTForestClassifier(n_estimators=2, max_iter=2, early_stopping=False),
+     "DGTForestClassifier"),
+    (lambda: sd.LatentTreeClusterer(max_iter=2, early_stopping=False), "LatentTreeClusterer"),
+])
+def test_warnings_name_the_estimator_the_user_fitted(make, name):
+    # They named the inner estimator (DGTClassifier, LatentTreeRegressor).
+    X, _, y = _data()
+    with pytest.warns(ConvergenceWarning, match=f"^{name}"):
+        if isinstance(make(), sd.LatentTreeClusterer):
+            make().fit(X)
+        else:
+            make().fit(X, y)

@@ -19,6 +19,10 @@ __all__ = ["_bootstrap_counts", "_fit_chunk", "_fit_members_with_progress",
            "_keep_torch_threads", "_member_depth"]
 
 
+#: The forest whose members are of a class (its messages name the forest).
+_FOREST_OF_MEMBER = {"DGTClassifier": "DGTForestClassifier", "DGTRegressor": "DGTForestRegressor"}
+
+
 def _member_depth(max_depth, X, y, w, n_classes, seed):
     """``(depth, depth_scores)`` of every member: ``max_depth``, or for
     ``"auto"`` the single tree's choice (:func:`~sklearn_difftrees.dgt._classes.auto_depth`)
@@ -55,8 +59,11 @@ def _fit_chunk(members, X, y, weights, single_thread, on_member_done=None):
         # own would depend on its bootstrap draw, and so on the chunking).
         batch, epoch_rows = resolve_batching(members[0].batch_size, X.shape[0],
                                              members[0]._base_batch_size)
+        # Messages (convergence, divergence, member progress) name the forest.
+        name = _FOREST_OF_MEMBER.get(type(members[0]).__name__, type(members[0]).__name__)
         for plan in plans:
-            plan.train_kwargs.update(batch_size=batch, epoch_rows=epoch_rows)
+            plan.train_kwargs.update(batch_size=batch, epoch_rows=epoch_rows,
+                                     name=f"{name} members")
         # Members share the forest's classes (or outputs), so one batched model.
         histories = fit_batched(members, plans, on_member_done=on_member_done)
         for member, plan, history in zip(members, plans, histories):

@@ -274,7 +274,16 @@ class LatentTreeClusterer(ClusterMixin, _PrunedTreeMixin, BaseObliqueTree):
         require_torch(f"{type(self).__name__}.fit")
         head_input = "z" if self.target_features is None else "concat"
         reg = LatentTreeRegressor(head="linear", head_input=head_input, **params)
-        reg.fit(X[:, inputs], X[:, targets], sample_weight=sample_weight)
+        name = type(self).__name__
+        try:  # the inner regressor's warnings and errors name this estimator
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                reg.fit(X[:, inputs], X[:, targets], sample_weight=sample_weight)
+        except FloatingPointError as exc:
+            raise FloatingPointError(str(exc).replace(type(reg).__name__, name)) from exc
+        for w in caught:
+            warnings.warn(str(w.message).replace(type(reg).__name__, name), w.category,
+                          stacklevel=3)  # fit, its _fit_context wrapper, the caller
         self.regressor_ = reg
         self._inputs, self._targets = inputs, targets
 
