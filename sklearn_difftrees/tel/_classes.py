@@ -39,7 +39,7 @@ def _node_statistics(Z, W, b, O, gamma, max_entries=2**21):
     ``2**depth`` (the outputs are one number per node, like the parameters).
     A node is reached iff it is an ancestor of a reachable leaf, and its mass
     is the sum of the masses of the leaves below it. Rows are processed in
-    chunks sized so that a chunk's records hold about ``max_entries``
+    chunks sized so that a chunk's record buffers hold about ``max_entries``
     entries (rows that reach many leaves get smaller chunks).
     """
     n_trees, n_int, _ = W.shape
@@ -49,12 +49,16 @@ def _node_statistics(Z, W, b, O, gamma, max_entries=2**21):
     reach = np.zeros(size)
     mass = np.zeros(size)
     soft = np.zeros(size)
-    start, chunk = 0, 16
+    start, chunk, capacity, longest = 0, 16, 16, 1
     while start < Z.shape[0]:
         z = Z[start : start + chunk]
         start += z.shape[0]
-        _, _, rec = tel_forward(z, W, b, O, gamma, record=True)
-        chunk = int(np.clip(max_entries // max(1, int(rec.length.max())), 1, 4096))
+        _, _, rec = tel_forward(z, W, b, O, gamma, record=True, capacity=capacity)
+        # The next chunks' rows are alike: twice the longest record so far
+        # (a longer one runs again alone, into a wider record).
+        longest = max(longest, int(rec.length.max()))
+        capacity = 2 * longest
+        chunk = int(np.clip(max_entries // capacity, 1, 4096))
         mask = np.arange(rec.node.shape[1]) < rec.length[:, None]
         row = np.nonzero(mask)[0]
         ids = rec.node[mask].astype(np.int64)
@@ -62,13 +66,16 @@ def _node_statistics(Z, W, b, O, gamma, max_entries=2**21):
         is_leaf = node >= n_int
         mass += np.bincount(ids[is_leaf], weights=rec.value[mask][is_leaf], minlength=size)
         soft += np.bincount(ids[~is_leaf], minlength=size)
-        # Every ancestor of a reachable leaf is reached (once per row).
+        # Every ancestor of a reachable leaf is reached (once per row). A
+        # row's leaves come tree by tree, left to right, so the ancestors of
+        # one level are sorted within the row: a new one is where it changes.
         base = ids[is_leaf] - node[is_leaf]  # tree * n_nodes
         leaf, lrow = node[is_leaf], row[is_leaf]
+        first = np.ones(leaf.size, dtype=bool)
         for level in range(depth + 1):
             anc = base + ((leaf + 1) >> (depth - level)) - 1
-            key = np.unique(lrow * size + anc)
-            reach += np.bincount(key % size, minlength=size)
+            first[1:] = (anc[1:] != anc[:-1]) | (lrow[1:] != lrow[:-1])
+            reach += np.bincount(anc[first], minlength=size)
     reach, mass, soft = (a.reshape(n_trees, n_nodes) for a in (reach, mass, soft))
     for level in range(depth - 1, -1, -1):  # internal masses: sums of the leaves below
         nodes = np.arange(2**level - 1, 2 ** (level + 1) - 1)

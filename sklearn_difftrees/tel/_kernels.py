@@ -111,17 +111,31 @@ def tel_forward(X, W, b, O, gamma, *, record=False, capacity=16, n_threads=1):
     n_leaves = np.empty(n, dtype=np.int64)
     length = np.zeros(n, dtype=np.int64)
     cap = max(1, int(capacity)) if record else 1
-    while True:
-        node = np.empty((n if record else 1, cap), dtype=np.int32)
-        value = np.empty((n if record else 1, cap), dtype=np.float64)
-        _tel_forward(X, W, b, O, float(gamma), out, n_leaves, node, value, length,
-                     bool(record), int(n_threads))
-        if not record:
-            return out, n_leaves, None
-        needed = int(length.max()) if n else 0
-        if needed <= cap:
-            return out, n_leaves, TELRecord(node, value, length)
-        cap = needed  # exact size of the longest record: the rerun fits
+    node = np.empty((n if record else 1, cap), dtype=np.int32)
+    value = np.empty((n if record else 1, cap), dtype=np.float64)
+    _tel_forward(X, W, b, O, float(gamma), out, n_leaves, node, value, length,
+                 bool(record), int(n_threads))
+    if not record:
+        return out, n_leaves, None
+    over = np.flatnonzero(length > cap)
+    if over.size:
+        # Only the rows whose record was truncated run again, into buffers of
+        # the longest one's exact size (their outputs are already complete).
+        needed = int(length[over].max())
+        sub_node = np.empty((over.size, needed), dtype=np.int32)
+        sub_value = np.empty((over.size, needed), dtype=np.float64)
+        _tel_forward(X[over], W, b, O, float(gamma), np.empty((over.size, O.shape[2]), dtype),
+                     np.empty(over.size, np.int64), sub_node, sub_value,
+                     np.empty(over.size, np.int64), True, int(n_threads))
+        node, value = _widen(node, needed), _widen(value, needed)
+        node[over], value[over] = sub_node, sub_value
+    return out, n_leaves, TELRecord(node, value, length)
+
+
+def _widen(a, columns):
+    wide = np.empty((a.shape[0], columns), dtype=a.dtype)
+    wide[:, : a.shape[1]] = a
+    return wide
 
 
 def tel_backward(X, W, O, gamma, grad_out, rec, *, need_X=True, n_threads=1):
@@ -147,9 +161,12 @@ def tel_backward(X, W, O, gamma, grad_out, rec, *, need_X=True, n_threads=1):
     grad_O = np.zeros((n_threads,) + O.shape)
     _tel_backward(X, W, O, float(gamma), grad_out, rec.node, rec.value, rec.length,
                   grad_X, grad_W, grad_b, grad_O, bool(need_X), n_threads)
+    # One thread: its buffer is the sum (no copy of the largest array).
+    grad_W, grad_b, grad_O = (g[0] if n_threads == 1 else g.sum(axis=0)
+                              for g in (grad_W, grad_b, grad_O))
     return (
         grad_X if need_X else None,
-        grad_W.sum(axis=0).astype(dtype, copy=False),
-        grad_b.sum(axis=0).astype(dtype, copy=False),
-        grad_O.sum(axis=0).astype(dtype, copy=False),
+        grad_W.astype(dtype, copy=False),
+        grad_b.astype(dtype, copy=False),
+        grad_O.astype(dtype, copy=False),
     )

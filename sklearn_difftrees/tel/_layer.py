@@ -117,9 +117,14 @@ class _ConditionalTEL(torch.autograd.Function):
             record=record, capacity=state.get("capacity", 16), n_threads=n_threads,
         )
         if rec is not None:
-            # Start the next batch with 25% headroom over this one's longest
-            # record (a longer one triggers an exact-size rerun).
-            state["capacity"] = max(16, int(1.25 * rec.length.max(initial=0)) + 1)
+            # The next batch's record capacity: 50% over this batch's longest
+            # record, or 1% less than this batch's capacity, whichever is
+            # larger. The longest record of a batch is heavy-tailed, and a row
+            # that does not fit runs again alone, into a wider copy of the
+            # record; unused capacity is never written (np.empty), so it costs
+            # address space, not memory.
+            state["capacity"] = max(16, int(1.5 * rec.length.max(initial=0)) + 1,
+                                    int(0.99 * state.get("capacity", 16)))
         state["n_leaves"] = n_leaves
         ctx.gamma, ctx.rec, ctx.n_threads = gamma, rec, n_threads
         # The tensors themselves, not numpy views: torch's version counter then
