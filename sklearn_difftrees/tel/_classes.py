@@ -59,12 +59,13 @@ def _node_statistics(Z, W, b, O, gamma, max_entries=2**21):
         longest = max(longest, int(rec.length.max()))
         capacity = 2 * longest
         chunk = int(np.clip(max_entries // capacity, 1, 4096))
-        mask = np.arange(rec.node.shape[1]) < rec.length[:, None]
-        row = np.nonzero(mask)[0]
-        ids = rec.node[mask].astype(np.int64)
+        # The entries of every row, row by row (not the unused capacity).
+        row = np.repeat(np.arange(z.shape[0]), rec.length)
+        col = np.arange(row.size) - np.repeat(np.cumsum(rec.length) - rec.length, rec.length)
+        ids = rec.node[row, col].astype(np.int64)
         node = ids % n_nodes
         is_leaf = node >= n_int
-        mass += np.bincount(ids[is_leaf], weights=rec.value[mask][is_leaf], minlength=size)
+        mass += np.bincount(ids[is_leaf], weights=rec.value[row, col][is_leaf], minlength=size)
         soft += np.bincount(ids[~is_leaf], minlength=size)
         # Every ancestor of a reachable leaf is reached (once per row). A
         # row's leaves come tree by tree, left to right, so the ancestors of

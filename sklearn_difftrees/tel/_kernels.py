@@ -110,7 +110,8 @@ def tel_forward(X, W, b, O, gamma, *, record=False, capacity=16, n_threads=1):
     out = np.empty((n, O.shape[2]), dtype=dtype)
     n_leaves = np.empty(n, dtype=np.int64)
     length = np.zeros(n, dtype=np.int64)
-    cap = max(1, int(capacity)) if record else 1
+    # A row's record holds at most every node of every tree.
+    cap = max(1, min(int(capacity), W.shape[0] * (2 * W.shape[1] + 1))) if record else 1
     node = np.empty((n if record else 1, cap), dtype=np.int32)
     value = np.empty((n if record else 1, cap), dtype=np.float64)
     _tel_forward(X, W, b, O, float(gamma), out, n_leaves, node, value, length,
@@ -127,14 +128,16 @@ def tel_forward(X, W, b, O, gamma, *, record=False, capacity=16, n_threads=1):
         _tel_forward(X[over], W, b, O, float(gamma), np.empty((over.size, O.shape[2]), dtype),
                      np.empty(over.size, np.int64), sub_node, sub_value,
                      np.empty(over.size, np.int64), True, int(n_threads))
-        node, value = _widen(node, needed), _widen(value, needed)
+        used = int(length[length <= cap].max(initial=0))  # the longest record that fit
+        node, value = _widen(node, needed, used), _widen(value, needed, used)
         node[over], value[over] = sub_node, sub_value
     return out, n_leaves, TELRecord(node, value, length)
 
 
-def _widen(a, columns):
+def _widen(a, columns, used):
+    """``a`` with ``columns`` columns, of which the first ``used`` are copied."""
     wide = np.empty((a.shape[0], columns), dtype=a.dtype)
-    wide[:, : a.shape[1]] = a
+    wide[:, :used] = a[:, :used]
     return wide
 
 

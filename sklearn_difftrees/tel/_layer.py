@@ -74,14 +74,15 @@ def tree_ensemble_dense(x, weight, bias, leaf, gamma, activation="smooth_step", 
 
 #: Cost model of one forward + backward pass on the CPU, in milliseconds for a
 #: batch of 128 rows and 20 trees (one thread), fitted by relative least
-#: squares to the grid of ``benchmarks/bench_tel_speed.py --crossover``
-#: (in_features 5..200, depth 2..8, gamma 0.3..20; AMD EPYC, 2026-11-24).
+#: squares to two runs of the grid of ``benchmarks/bench_tel_speed.py
+#: --crossover`` pooled (in_features 5..200, depth 2..8, gamma 0.3..20; AMD
+#: EPYC, 2026-11-25, after the blocked conditional kernels).
 #: Conditional: a per-call overhead, per reachable node (``R`` = reachable
 #: leaves + depth per row and tree) a constant and an ``in_features`` term (the
 #: dot products), and the per-thread gradient buffers of every node. Dense:
 #: a per-call overhead and every node of every tree, constant + ``in_features``.
-_COND_COST = (0.167, 0.161, 2.37e-3, 1.13e-4)
-_DENSE_COST = (1.34, 0.143, 3.97e-4)
+_COND_COST = (0.162, 0.121, 1.6e-3, 1.25e-4)
+_DENSE_COST = (0.989, 0.14, 2.25e-4)
 
 
 def backend_costs(n_rows, n_trees, depth, in_features, reachable_leaves):
@@ -117,14 +118,16 @@ class _ConditionalTEL(torch.autograd.Function):
             record=record, capacity=state.get("capacity", 16), n_threads=n_threads,
         )
         if rec is not None:
-            # The next batch's record capacity: 50% over this batch's longest
-            # record, or 1% less than this batch's capacity, whichever is
-            # larger. The longest record of a batch is heavy-tailed, and a row
-            # that does not fit runs again alone, into a wider copy of the
-            # record; unused capacity is never written (np.empty), so it costs
-            # address space, not memory.
-            state["capacity"] = max(16, int(1.5 * rec.length.max(initial=0)) + 1,
-                                    int(0.99 * state.get("capacity", 16)))
+            # The next batch's record capacity: twice this batch's longest
+            # record, or 0.5% less than this batch's capacity, whichever is
+            # larger, and never more than a record can hold (every node of
+            # every tree). The longest record of a batch is heavy-tailed, and
+            # a row that does not fit runs again alone, into a wider copy of
+            # the record; unused capacity is never written (np.empty), so it
+            # costs address space, not memory.
+            bound = Wn.shape[0] * (2 * Wn.shape[1] + 1)
+            state["capacity"] = min(bound, max(16, 2 * int(rec.length.max(initial=0)) + 1,
+                                               int(0.995 * state.get("capacity", 16))))
         state["n_leaves"] = n_leaves
         ctx.gamma, ctx.rec, ctx.n_threads = gamma, rec, n_threads
         # The tensors themselves, not numpy views: torch's version counter then
