@@ -35,8 +35,8 @@
 # results do not depend on the blocking). The forward pass and dL/dx write
 # only to their own rows. The parameter gradients are reductions over samples:
 # each thread accumulates into its own slice of the ``(n_threads, ...)``
-# float64 buffers passed in, summed by the caller, so no two threads ever
-# write the same memory.
+# buffers passed in (the inputs' dtype, like the gradients returned), summed
+# by the caller, so no two threads ever write the same memory.
 
 from cython cimport floating
 
@@ -240,9 +240,9 @@ cdef inline Py_ssize_t _backward_tree(
     Py_ssize_t t,
     Py_ssize_t tid,
     floating[:, ::1] grad_X,
-    double[:, :, :, ::1] grad_W,
-    double[:, :, ::1] grad_b,
-    double[:, :, :, ::1] grad_O,
+    floating[:, :, :, ::1] grad_W,
+    floating[:, :, ::1] grad_b,
+    floating[:, :, :, ::1] grad_O,
     bint need_X,
 ) noexcept nogil:
     """Algorithm 2 for row ``i`` and tree ``t`` (thread ``tid``'s buffers).
@@ -256,7 +256,7 @@ cdef inline Py_ssize_t _backward_tree(
     cdef double g, s, ds, left, right, dt, val
     cdef double stack[STACK]  # partial sums sum_g of the pending subtrees
     cdef const floating* x = &X[i, 0]
-    cdef double* gw
+    cdef floating* gw
     # Reverse pre-order: every entry comes after its fractional descendants.
     while e >= 0 and rec_node[i, e] // n_nodes == t:
         node = rec_node[i, e] % n_nodes
@@ -304,9 +304,9 @@ cdef inline void _backward_block(
     Py_ssize_t hi,
     Py_ssize_t tid,
     floating[:, ::1] grad_X,
-    double[:, :, :, ::1] grad_W,
-    double[:, :, ::1] grad_b,
-    double[:, :, :, ::1] grad_O,
+    floating[:, :, :, ::1] grad_W,
+    floating[:, :, ::1] grad_b,
+    floating[:, :, :, ::1] grad_O,
     bint need_X,
 ) noexcept nogil:
     """Algorithm 2 for rows ``lo .. hi - 1``, tree by tree, last tree first."""
@@ -335,9 +335,9 @@ def _tel_backward(
     const double[:, ::1] rec_val,
     const int64_t[::1] rec_len,
     floating[:, ::1] grad_X,
-    double[:, :, :, ::1] grad_W,
-    double[:, :, ::1] grad_b,
-    double[:, :, :, ::1] grad_O,
+    floating[:, :, :, ::1] grad_W,
+    floating[:, :, ::1] grad_b,
+    floating[:, :, :, ::1] grad_O,
     bint need_X,
     int n_threads,
 ):

@@ -176,6 +176,25 @@ def test_hard_samples_follow_the_shared_router():
     np.testing.assert_array_equal(out, expected)
 
 
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_float32_passes_over_many_blocks_match_the_float64_oracle(n_threads):
+    """Many row blocks, overflowing records and float32 gradient buffers
+    (one per thread): outputs and gradients stay within float32 rounding of
+    the dense float64 oracle."""
+    rng = np.random.RandomState(7)
+    n, p, k, n_trees, depth, gamma = 517, 9, 3, 6, 7, 1.5
+    X = rng.normal(size=(n, p))
+    W, b, O = _random_ensemble(rng, n_trees, depth, p, k, np.float64)
+    grad_out = rng.normal(size=(n, k)) / n
+    ref = _dense_torch(X, W, b, O, gamma, grad_out)
+    f32 = [a.astype(np.float32) for a in (X, W, b, O, grad_out)]
+    out, _, rec = tel_forward(*f32[:4], gamma, record=True, capacity=8, n_threads=n_threads)
+    grads = tel_backward(f32[0], f32[1], f32[3], gamma, f32[4], rec, n_threads=n_threads)
+    for got, exp in zip((out, *grads), ref):
+        assert got.dtype == np.float32
+        _assert_close(got, exp, 2e-5)
+
+
 def test_threads_record_growth_readonly_and_no_mutation():
     rng = np.random.RandomState(4)
     X = rng.normal(size=(300, 5))

@@ -145,8 +145,8 @@ def tel_backward(X, W, O, gamma, grad_out, rec, *, need_X=True, n_threads=1):
     """Conditional backward pass from a :class:`TELRecord`.
 
     Returns ``(grad_X or None, grad_W, grad_b, grad_O)`` in the dtype of ``X``
-    (the parameter gradients are accumulated in float64 per thread, then
-    summed).
+    (the parameter gradients are accumulated in that dtype per thread, then
+    summed over the threads; with one thread, no copy).
     """
     dtype = X.dtype
     X, W, O = _as(X, dtype), _as(W, dtype), _as(O, dtype)
@@ -159,17 +159,12 @@ def tel_backward(X, W, O, gamma, grad_out, rec, *, need_X=True, n_threads=1):
             or (rec.length > rec.node.shape[1]).any()):
         raise ValueError("tel_backward: grad_out or the forward record does not match X, W, O.")
     grad_X = np.empty(X.shape if need_X else (1, p), dtype=dtype)
-    grad_W = np.zeros((n_threads, n_trees, n_int, p))
-    grad_b = np.zeros((n_threads, n_trees, n_int))
-    grad_O = np.zeros((n_threads,) + O.shape)
+    grad_W = np.zeros((n_threads, n_trees, n_int, p), dtype=dtype)
+    grad_b = np.zeros((n_threads, n_trees, n_int), dtype=dtype)
+    grad_O = np.zeros((n_threads,) + O.shape, dtype=dtype)
     _tel_backward(X, W, O, float(gamma), grad_out, rec.node, rec.value, rec.length,
                   grad_X, grad_W, grad_b, grad_O, bool(need_X), n_threads)
     # One thread: its buffer is the sum (no copy of the largest array).
     grad_W, grad_b, grad_O = (g[0] if n_threads == 1 else g.sum(axis=0)
                               for g in (grad_W, grad_b, grad_O))
-    return (
-        grad_X if need_X else None,
-        grad_W.astype(dtype, copy=False),
-        grad_b.astype(dtype, copy=False),
-        grad_O.astype(dtype, copy=False),
-    )
+    return grad_X if need_X else None, grad_W, grad_b, grad_O
