@@ -40,7 +40,7 @@
 
 from cython cimport floating
 
-from _dot cimport dot
+from _dot cimport dot_native
 from cython.parallel cimport prange, threadid
 from libc.stdint cimport int32_t, int64_t
 
@@ -127,7 +127,7 @@ cdef inline void _forward_tree(
         # continues left and leaves its right part on the stack (pre-order:
         # node, left part, right part).
         while node < n_int:
-            score = b[t, node] + dot(&W[t, node, 0], x, p)
+            score = b[t, node] + dot_native(&W[t, node, 0], x, p)
             s = _smooth_step(score, st)
             if 0.0 < s < 1.0:
                 if record:
