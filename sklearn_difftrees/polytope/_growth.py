@@ -101,9 +101,7 @@ class _GreedyGrowthMixin:
         The stumps of every splittable node are trained together
         (``_training.train_stumps``), one batched training per distinct epoch
         budget (a node gets ``max(growth_max_iter, STUMP_MIN_STEPS / its
-        steps per epoch)`` epochs) and power-of-two range of steps per epoch
-        (a batched member is padded to its group's most steps), so a few
-        per level. A stump that
+        steps per epoch)`` epochs, so at most a few per level). A stump that
         puts every row on one side or gains nothing is trained again with a
         new seed, with the level's other failures (``STUMP_TRIES`` trainings
         in all); a node whose best gain is below ``min_impurity_decrease``
@@ -127,13 +125,9 @@ class _GreedyGrowthMixin:
                                                   / ctx["n_train"]))
                 steps = math.ceil(rows[v] / settings["batch_size"])
                 epochs = max(self.growth_max_iter, math.ceil(STUMP_MIN_STEPS / steps))
-                # One batched training per epoch budget and per power-of-two
-                # range of steps: a member is padded to its group's longest
-                # epoch, so that mixing a node of 100 steps with nodes of 3
-                # would make them all do 100 steps' work.
-                groups.setdefault((epochs, math.ceil(math.log2(steps))), []).append(v)
+                groups.setdefault(epochs, []).append(v)
             stumps = {}
-            for (epochs, _), nodes in sorted(groups.items()):
+            for epochs, nodes in sorted(groups.items()):
                 trained = ctx["training"].train_stumps(
                     [(Z[pending[v]], Y[pending[v]], w[pending[v]], seeds[v]) for v in nodes],
                     n_facets=self.max_facets, classification=ctx["classification"],
