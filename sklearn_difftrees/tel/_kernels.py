@@ -12,8 +12,15 @@ from .._core._guard import check_fitted_arrays
 from .._kernels._tel import MAX_DEPTH, _tel_backward, _tel_forward
 
 __all__ = [
-    "MAX_DEPTH", "TELRecord", "ensemble_memory", "smooth_step", "tel_forward", "tel_backward"
+    "MAX_DEPTH", "TELRecord", "ensemble_memory", "record_bound", "smooth_step", "tel_forward",
+    "tel_backward",
 ]
+
+
+def record_bound(W):
+    """Most entries one row's record can hold: every node of every tree of
+    the split weights ``W`` (``n_trees, 2**depth - 1, p``)."""
+    return W.shape[0] * (2 * W.shape[1] + 1)
 
 
 def ensemble_memory(n_trees, depth, n_features, n_outputs, dense_rows=0):
@@ -104,14 +111,13 @@ def tel_forward(X, W, b, O, gamma, *, record=False, capacity=16, n_threads=1):
     dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.float64
     X, W, b, O = _as(X, dtype), _as(W, dtype), _as(b, dtype), _as(O, dtype)
     _check_ensemble(X, W, b, O)
-    if W.shape[0] * (2 * W.shape[1] + 1) >= 2**31:
+    if record_bound(W) >= 2**31:
         raise ValueError("n_trees * (2**(depth + 1) - 1) must be below 2**31.")
     n = X.shape[0]
     out = np.empty((n, O.shape[2]), dtype=dtype)
     n_leaves = np.empty(n, dtype=np.int64)
     length = np.zeros(n, dtype=np.int64)
-    # A row's record holds at most every node of every tree.
-    cap = max(1, min(int(capacity), W.shape[0] * (2 * W.shape[1] + 1))) if record else 1
+    cap = max(1, min(int(capacity), record_bound(W))) if record else 1
     node = np.empty((n if record else 1, cap), dtype=np.int32)
     value = np.empty((n if record else 1, cap), dtype=np.float64)
     _tel_forward(X, W, b, O, float(gamma), out, n_leaves, node, value, length,

@@ -16,7 +16,7 @@ from torch import nn
 
 from .._core._guard import check_layer_input, check_layer_size
 from .._core._memory import check_memory, memory_limit
-from ._kernels import MAX_DEPTH, ensemble_memory, tel_backward, tel_forward
+from ._kernels import MAX_DEPTH, ensemble_memory, record_bound, tel_backward, tel_forward
 
 __all__ = ["TreeEnsembleLayer", "backend_costs", "smooth_step", "tree_ensemble_dense"]
 
@@ -125,9 +125,9 @@ class _ConditionalTEL(torch.autograd.Function):
             # a row that does not fit runs again alone, into a wider copy of
             # the record; unused capacity is never written (np.empty), so it
             # costs address space, not memory.
-            bound = Wn.shape[0] * (2 * Wn.shape[1] + 1)
-            state["capacity"] = min(bound, max(16, 2 * int(rec.length.max(initial=0)) + 1,
-                                               int(0.995 * state.get("capacity", 16))))
+            grown = max(16, 2 * int(rec.length.max(initial=0)) + 1,
+                        int(0.995 * state.get("capacity", 16)))
+            state["capacity"] = min(record_bound(Wn), grown)
         state["n_leaves"] = n_leaves
         ctx.gamma, ctx.rec, ctx.n_threads = gamma, rec, n_threads
         # The tensors themselves, not numpy views: torch's version counter then
