@@ -183,7 +183,7 @@ _TINY = 1e-12
 INIT_QUANTILE = 0.75
 
 
-def entropy_loss(P, Yw):
+def entropy_loss(P, Yw, member=None, n_members=1):
     """Per-sample terms of the batch conditional entropy ``H(Y | L)`` (eqs. 11–14).
 
     ``Yw`` packs the class code (column 0) and the sample weight (column 1).
@@ -192,33 +192,68 @@ def entropy_loss(P, Yw):
     ``H = -(1/W) sum_{l,j} counts[l, j] log pi[l, j]``
     ``  = mean_n (m w_n / W) sum_l P[n, l] (-log pi[l, y_n])``; the returned
     vector holds those per-sample terms (their plain mean is ``H``).
+
+    ``member`` (optional, ``(m,)`` long): the rows belong to ``n_members``
+    separate trees (the batched stumps of one level), each with its own
+    counts, ``m`` and ``W``; ``-1`` marks padding rows (zero weight).
     """
     y = Yw[:, 0].long()
-    w = Yw[:, 1]
     n_classes = int(y.max()) + 1 if y.numel() else 1
-    onehot = F.one_hot(y, num_classes=n_classes).to(P.dtype)
-    counts = P.T @ (w[:, None] * onehot)  # (L, C)
-    log_pi = torch.log(counts + _TINY) - torch.log(counts.sum(1, keepdim=True) + _TINY)
-    per = -(P * log_pi[:, y].T).sum(1)  # (m,)
-    return per * w * (w.shape[0] / w.sum())
+    member, w, scale = _members(Yw[:, 1], member, n_members)
+    if n_members == 1:
+        onehot = F.one_hot(y, num_classes=n_classes).to(P.dtype)
+        counts = (P.T @ (w[:, None] * onehot))[None]  # (1, L, C)
+    else:
+        L = P.shape[1]
+        cell = ((member[:, None] * L + torch.arange(L, device=P.device)) * n_classes
+                + y[:, None])
+        counts = torch.zeros(n_members * L * n_classes, dtype=P.dtype, device=P.device)
+        counts = counts.index_add(0, cell.flatten(), (P * w[:, None]).flatten())
+        counts = counts.view(n_members, L, n_classes)
+    log_pi = torch.log(counts + _TINY) - torch.log(counts.sum(-1, keepdim=True) + _TINY)
+    per = -(P * log_pi[member, :, y]).sum(1)  # (m,)
+    return per * w * scale
 
 
-def variance_loss(P, Yw):
+def variance_loss(P, Yw, member=None, n_members=1):
     """Per-sample terms of the weighted variance criterion (eqs. 16–17).
 
     ``Yw`` packs the (standardized) targets (all columns but the last) and
     the sample weight (last column). ``mu_l`` is the ``P``-weighted mean
     target of leaf ``l``; the mean of the returned terms is
     ``(1/W) sum_n w_n sum_l P[n, l] ||y_n - mu_l||^2 / n_outputs``.
+    ``member``, ``n_members``: as in :func:`entropy_loss`.
     """
-    Y, w = Yw[:, :-1], Yw[:, -1]
+    Y = Yw[:, :-1]
+    member, w, scale = _members(Yw[:, -1], member, n_members)
     Pw = P * w[:, None]
-    mu = (Pw.T @ Y) / (Pw.sum(0)[:, None] + _TINY)  # (L, k)
-    sq = ((Y[:, None, :] - mu[None, :, :]) ** 2).mean(-1)  # (m, L)
+    if n_members == 1:
+        mu = ((Pw.T @ Y) / (Pw.sum(0)[:, None] + _TINY))[None]  # (1, L, k)
+    else:
+        L, k = P.shape[1], Y.shape[1]
+        sums = torch.zeros((n_members, L, k), dtype=P.dtype, device=P.device).index_add(
+            0, member, Pw[:, :, None] * Y[:, None, :])
+        wsum = torch.zeros((n_members, L), dtype=P.dtype, device=P.device).index_add(
+            0, member, Pw)
+        mu = sums / (wsum[..., None] + _TINY)  # (T, L, k)
+    sq = ((Y[:, None, :] - mu[member]) ** 2).mean(-1)  # (m, L)
     per = (P * sq).sum(1)
-    return per * w * (w.shape[0] / w.sum())
+    return per * w * scale
 
 
+def _members(w, member, n_members):
+    """``(member, w, scale)`` of the criteria: every row's member (0 without
+    members; padding rows, ``-1``, count in member 0 with weight 0), its
+    weight, and its member's ``m / W`` (rows over weight)."""
+    if member is None:
+        return torch.zeros_like(w, dtype=torch.long), w, w.shape[0] / w.sum()
+    real = member >= 0
+    member = member.clamp(min=0)
+    w = w * real
+    m = torch.zeros(n_members, dtype=w.dtype, device=w.device).index_add(0, member,
+                                                                         real.to(w.dtype))
+    W = torch.zeros(n_members, dtype=w.dtype, device=w.device).index_add(0, member, w)
+    return member, w, (m / W.clamp(min=_TINY))[member]
 
 
 def prior_penalty(module, *, gamma0, c0, a_beta, b_beta, n_samples):
@@ -349,34 +384,12 @@ def _member_loss(classification):
     row's term is rescaled by its own member's ``m / W``, so that every
     member's mean is its own criterion. Costs ``O(rows)``, not
     ``O(rows x members)`` (the members' leaves are not laid side by side)."""
+    loss_fn = entropy_loss if classification else variance_loss
 
     def member_loss(out, Yw):
-        P, t = out[:, :2], out[:, 2].long()
-        real = t >= 0
-        t = t.clamp(min=0)
-        T = int(t.max()) + 1 if t.numel() else 1
-        w = Yw[:, -1]
-        wr = w * real
-        m = torch.zeros(T, dtype=P.dtype, device=P.device).index_add(0, t, real.to(P.dtype))
-        W = torch.zeros(T, dtype=P.dtype, device=P.device).index_add(0, t, wr)
-        scale = (m / W.clamp(min=_TINY))[t]
-        if classification:
-            y = Yw[:, 0].long()
-            C = int(y.max()) + 1 if y.numel() else 1
-            cell = (2 * t[:, None] + torch.arange(2, device=P.device)) * C + y[:, None]
-            counts = torch.zeros(T * 2 * C, dtype=P.dtype, device=P.device).index_add(
-                0, cell.flatten(), (P * wr[:, None]).flatten()).view(T, 2, C)
-            log_pi = torch.log(counts + _TINY) - torch.log(counts.sum(-1, keepdim=True) + _TINY)
-            per = -(P * log_pi[t, :, y]).sum(1)
-        else:
-            Y = Yw[:, :-1]
-            Pw = P * wr[:, None]  # (R, 2)
-            sums = torch.zeros((T, 2, Y.shape[1]), dtype=P.dtype, device=P.device).index_add(
-                0, t, Pw[:, :, None] * Y[:, None, :])
-            wsum = torch.zeros((T, 2), dtype=P.dtype, device=P.device).index_add(0, t, Pw)
-            mu = sums / (wsum[..., None] + _TINY)  # (T, 2, k)
-            per = (P * ((Y[:, None, :] - mu[t]) ** 2).mean(-1)).sum(1)
-        return per * w * scale
+        member = out[:, 2].long()
+        n_members = int(member.max()) + 1 if member.numel() else 1
+        return loss_fn(out[:, :2], Yw, member, n_members)
 
     return member_loss
 
