@@ -224,8 +224,15 @@ def test_apply_decision_path_depth_leaves(fitted_clf, clf_data):
     # Training data reaches exactly the active nodes.
     np.testing.assert_array_equal(np.asarray(P.sum(axis=0)).ravel() > 0, est.tree_.active)
     assert est.get_n_leaves() == len(np.unique(leaves))
-    deepest = max(int(np.floor(np.log2(n + 1))) for n in np.flatnonzero(est.tree_.active))
-    assert est.get_depth() == deepest
+    # Depth counts the splits (both children reached) on a path to a reached
+    # leaf, not the pass-through nodes the exports hide.
+    active = est.tree_.active
+    splits = [0] * active.size
+    for node in range(1, active.size):
+        parent = (node - 1) // 2
+        splits[node] = splits[parent] + int(active[2 * parent + 1] and active[2 * parent + 2])
+    assert est.get_depth() == max(splits[n] for n in np.flatnonzero(active[n_int:]) + n_int)
+    assert est.get_n_leaves() <= 2 ** est.get_depth()
     # Predictions come from the reached leaf.
     np.testing.assert_array_equal(est.predict_proba(X), est.tree_.value[leaves - n_int])
 

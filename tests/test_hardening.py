@@ -521,3 +521,48 @@ def test_warnings_name_the_estimator_the_user_fitted(make, name):
             make().fit(X)
         else:
             make().fit(X, y)
+
+
+# ------------------------------------- 15. constant targets and one-leaf trees
+@pytest.mark.parametrize("make", [
+    lambda: sd.LatentTreeRegressor(**FAST),
+    lambda: sd.TreeEnsembleLayerRegressor(**FAST),
+    lambda: sd.DGTRegressor(**FAST),
+    lambda: sd.NonGreedyObliqueTreeRegressor(random_state=0),
+    lambda: sd.ConvexPolytopeTreeRegressor(**FAST),
+    lambda: sd.DGTForestRegressor(n_estimators=3, **FAST),
+])
+def test_constant_target_is_predicted_exactly(make):
+    # LatentTree's head and TEL's leaves are trained from a random start and
+    # predicted 4.71 to 5.17 for y = 5; and the standardizer's mean of a
+    # constant column was 4.999999999999999. A constant target column now
+    # predicts its value, beside a column that varies (multi-output).
+    X, y, _ = _data(150, 3)
+    est = _quiet(make().fit, X, np.full(150, 5.0))
+    np.testing.assert_array_equal(est.predict(X), 5.0)
+    if not isinstance(est, (sd.ConvexPolytopeTreeRegressor, sd.DGTForestRegressor)):
+        both = _quiet(make().fit, X, np.c_[np.full(150, -2.5), y]).predict(X)
+        np.testing.assert_array_equal(both[:, 0], -2.5)
+        assert np.ptp(both[:, 1]) > 0
+
+
+def test_depth_counts_splits_not_pass_through_nodes():
+    # A complete tree whose nodes send every training row the same way has
+    # one leaf: its depth is 0 (it was max_depth, e.g. NonGreedy's 2), and
+    # n_leaves <= 2**depth as for scikit-learn's trees.
+    X, _, _ = _data(100, 3)
+    est = _quiet(sd.NonGreedyObliqueTreeRegressor(random_state=0).fit, X, np.full(100, 1.0))
+    assert est.get_n_leaves() == 1 and est.get_depth() == 0
+    # Root splits on x0, then every node below sends all rows one way: depth 1.
+    W = np.zeros((7, 3))
+    W[0, 0] = 1.0
+    tree = ObliqueTree(W, np.r_[0.0, np.full(6, 1.0)], np.arange(8.0)[:, None]).finalize(X)
+    assert tree.n_leaves == 2 and tree.depth == 1
+
+
+def test_clusterer_progress_names_the_clusterer(capsys):
+    X, _, _ = _data(80, 3)
+    _quiet(sd.LatentTreeClusterer(max_iter=2, verbose=2, random_state=0).fit, X)
+    out = capsys.readouterr()
+    text = out.out + out.err
+    assert "LatentTreeClusterer" in text and "LatentTreeRegressor" not in text

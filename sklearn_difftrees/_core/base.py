@@ -126,8 +126,8 @@ class BaseObliqueTree(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         Returns
         -------
         depth : int
-            Depth of the deepest node that training data reach (the root
-            alone has depth 0).
+            Most splits on a path to a leaf that training data reach; a node
+            sending every training row one way does not count (one leaf: 0).
         """
         check_is_fitted(self)
         return self.tree_.depth
@@ -334,7 +334,7 @@ class BaseGradientModel(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
             seed=seed,
             verbose=self.verbose,
             keep_start=bool(keep_start),
-            name=type(self).__name__,
+            name=getattr(self, "_owner_name", type(self).__name__),  # set by a wrapper
         )
         return _FitPlan(module, pack(Z_fit, Y_fit, w_fit), train_kwargs, device,
                         X, Y, sample_weight, keep)
@@ -477,8 +477,7 @@ class TreeClassifierMixin(ClassifierMixin):
         return float(((logits.argmax(1) == y).float() * w).sum() / w.sum())
 
     def _leaf_values(self, logits):
-        z = logits - logits.max(axis=1, keepdims=True)
-        p = np.exp(z)
+        p = np.exp(logits - logits.max(axis=1, keepdims=True))
         return p / p.sum(axis=1, keepdims=True)
 
     def predict_proba(self, X):
@@ -551,8 +550,10 @@ class TreeRegressorMixin(RegressorMixin):
                 f"warm_start=True requires {self.n_outputs_} target columns; got {y.shape[1]}."
             )
         self.n_outputs_ = y.shape[1]
-        if not warm:
+        if not warm:  # a constant target column's outputs are its mean exactly
             self._target_mean, self._target_scale = fit_standardizer(y, sample_weight, "targets")
+            const = constant_columns(y, sample_weight)
+            self._output_scale = np.where(const, 0.0, self._target_scale)
         Y = ((y - self._target_mean) / self._target_scale).astype(np.float32)
         return Y, sample_weight, self.n_outputs_
 
@@ -561,12 +562,11 @@ class TreeRegressorMixin(RegressorMixin):
 
         Leaves without training samples keep their trained values.
         """
-        n_leaves = theta.shape[0]
-        wsum = np.bincount(leaves, weights=w, minlength=n_leaves)
+        wsum = np.bincount(leaves, weights=w, minlength=theta.shape[0])
         out = theta.copy()
         reached = wsum > 0
         for k in range(Y.shape[1]):
-            sums = np.bincount(leaves, weights=w * Y[:, k], minlength=n_leaves)
+            sums = np.bincount(leaves, weights=w * Y[:, k], minlength=theta.shape[0])
             out[reached, k] = sums[reached] / wsum[reached]
         return out
 
@@ -579,7 +579,7 @@ class TreeRegressorMixin(RegressorMixin):
         return r2_score(y.cpu().numpy(), pred.cpu().numpy(), sample_weight=w.cpu().numpy())
 
     def _leaf_values(self, theta):
-        return theta * self._target_scale + self._target_mean
+        return theta * self._output_scale + self._target_mean
 
     def predict(self, X):
         """Predicted target: the value of the leaf each sample reaches.

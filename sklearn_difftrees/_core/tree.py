@@ -125,8 +125,20 @@ class HeapTree:
 
     @property
     def depth(self):
-        """Depth of the deepest active node."""
-        return int(topology.node_depth(np.flatnonzero(self.active)).max())
+        """Largest number of splits on a path to an active leaf.
+
+        Only nodes whose two children are both active split; a pass-through
+        node (every training row goes the same way, hidden by the exports)
+        does not count, so that ``n_leaves <= 2**depth`` as for scikit-learn's
+        trees and a tree of one leaf has depth 0.
+        """
+        active = self.active
+        splits = active[1::2] & active[2::2]  # node i's children: 2i + 1, 2i + 2
+        above = np.zeros(active.size, dtype=np.int64)  # splits above each node
+        for level in range(1, self.max_depth + 1):
+            node = np.arange(2**level - 1, 2 ** (level + 1) - 1)
+            above[node] = above[(node - 1) // 2] + splits[(node - 1) // 2]
+        return int(above[self.n_internal:][active[self.n_internal:]].max())
 
     def _check_input(self, X):
         self._check_arrays()

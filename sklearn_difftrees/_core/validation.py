@@ -157,7 +157,8 @@ def fit_standardizer(X, sample_weight, what="features"):
     """
     X, peak, mean_s, std_s = _scaled_moments(X, sample_weight)
     constant = std_s < CONSTANT_RTOL
-    mean = mean_s * peak
+    varies = np.ptp(X, axis=0) > 0
+    mean = np.where(varies, mean_s * peak, X[0])  # exactly constant: its value, not a rounded mean
     with np.errstate(divide="ignore", over="ignore"):
         subnormal = ~np.isfinite(1.0 / peak)
     scale = np.where(constant, np.where(subnormal, 1.0, peak), std_s * peak)
@@ -170,7 +171,7 @@ def fit_standardizer(X, sample_weight, what="features"):
             f"{cols}) is about {scale[tiny].max():.3g}, below the smallest normal float64; "
             "rescale X to moderate magnitudes."
         )
-    near = np.flatnonzero(constant & (np.ptp(X, axis=0) > 0))
+    near = np.flatnonzero(constant & varies)
     if near.size:
         cols = ", ".join(str(j) for j in near[:10]) + (", ..." if near.size > 10 else "")
         warnings.warn(

@@ -549,7 +549,7 @@ class LatentTreeRegressor(TreeRegressorMixin, _BaseLatentTree):
     )
 
     def _output_values(self, out):
-        return out * self._target_scale + self._target_mean
+        return self._leaf_values(out)
 
     def predict(self, X):
         """Predicted target: the head's output on ``[x, z]``, unscaled.

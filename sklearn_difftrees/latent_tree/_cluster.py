@@ -274,7 +274,7 @@ class LatentTreeClusterer(ClusterMixin, _PrunedTreeMixin, BaseObliqueTree):
         require_torch(f"{type(self).__name__}.fit")
         head_input = "z" if self.target_features is None else "concat"
         reg = LatentTreeRegressor(head="linear", head_input=head_input, **params)
-        name = type(self).__name__
+        name = reg._owner_name = type(self).__name__  # its progress bar and monitor
         try:  # the inner regressor's warnings and errors name this estimator
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")

@@ -52,7 +52,7 @@ def latent_tree_graph(graph, est):
         classifier_outputs(g, est, proba)
     else:
         out = g.op("Add", [
-            g.op("Mul", [h, g.const(np.asarray(est._target_scale, dtype=np.float64))]),
+            g.op("Mul", [h, g.const(np.asarray(est._output_scale, dtype=np.float64))]),
             g.const(np.asarray(est._target_mean, dtype=np.float64)),
         ])
         regressor_output(g, est, out)

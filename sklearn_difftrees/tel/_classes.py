@@ -443,7 +443,7 @@ class TreeEnsembleLayerRegressor(TreeRegressorMixin, _BaseTEL):
     )
 
     def _output_scaling(self, leaf):
-        return leaf * self._target_scale, np.asarray(self._target_mean, dtype=np.float64)
+        return leaf * self._output_scale, np.asarray(self._target_mean, dtype=np.float64)
 
     def predict(self, X):
         """Predicted target: sum of the trees' expected leaf values.
