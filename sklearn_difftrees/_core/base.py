@@ -38,6 +38,7 @@ from .tree import ObliqueTree
 from .validation import (
     check_fit_data,
     check_predict_data,
+    check_warm_state,
     constant_columns,
     encode_classification_target,
     fit_standardizer,
@@ -258,16 +259,10 @@ class BaseGradientModel(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         the modules of several plans together (one batched loop) before
         :meth:`_fit_complete`.
         """
-        X, y, sample_weight = check_fit_data(
-            self, X, y, sample_weight, multi_output=not is_classifier(self)
-        )
         warm = self.warm_start and hasattr(self, "_module_state")
-        if warm and X.shape[1] != self._feature_mean.shape[0]:
-            raise ValueError(
-                f"warm_start=True continues the previous fit, which had "
-                f"{self._feature_mean.shape[0]} features; X has {X.shape[1]}. Use "
-                "warm_start=False to fit a new model."
-            )
+        X, y, sample_weight = check_fit_data(
+            self, X, y, sample_weight, multi_output=not is_classifier(self), warm=warm
+        )
         Y, sample_weight, n_outputs = self._prepare_target(y, sample_weight, warm)
         if not warm:
             self._feature_mean, self._feature_scale = fit_standardizer(X, sample_weight)
@@ -305,6 +300,7 @@ class BaseGradientModel(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
             module = self._build_module(X.shape[1], n_outputs)
         keep_start = False
         if warm:
+            check_warm_state(self, module.state_dict(), self._module_state)
             module.load_state_dict({k: torch.from_numpy(v) for k, v in self._module_state.items()})
         else:
             keep_start = self._init_module(module, Z_fit, Y_fit, w_fit, seed)

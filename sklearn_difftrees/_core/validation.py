@@ -24,6 +24,7 @@ from .._compat import _check_sample_weight, validate_data
 __all__ = [
     "check_fit_data",
     "check_predict_data",
+    "check_warm_state",
     "constant_columns",
     "encode_classification_target",
     "fit_standardizer",
@@ -34,23 +35,36 @@ __all__ = [
 _DTYPES = [np.float64, np.float32]
 
 
-def check_fit_data(estimator, X, y, sample_weight, *, multi_output, min_samples=2):
+def check_fit_data(estimator, X, y, sample_weight, *, multi_output, min_samples=2,
+                   warm=False):
     """Validate training data, set ``n_features_in_``/``feature_names_in_``.
 
     Returns ``X`` (float32/float64, C-contiguous), ``y`` and a float64 copy of
     ``sample_weight`` (ones when ``None``, and when all positive weights are
-    equal: :func:`normalize_weights`).
+    equal: :func:`normalize_weights`). With ``warm=True`` (a ``warm_start``
+    continuation) ``X`` must have the features of the first fit, and a
+    refusal leaves ``n_features_in_``/``feature_names_in_`` as they were, so
+    the fitted model still predicts.
     """
-    X, y = validate_data(
-        estimator,
-        X,
-        y,
-        dtype=_DTYPES,
-        order="C",
-        multi_output=multi_output,
-        y_numeric=False,
-        ensure_min_samples=min_samples,
-    )
+    try:
+        X, y = validate_data(
+            estimator,
+            X,
+            y,
+            dtype=_DTYPES,
+            order="C",
+            multi_output=multi_output,
+            y_numeric=False,
+            ensure_min_samples=min_samples,
+            reset=not warm,
+        )
+    except ValueError as exc:
+        if warm and ("features" in str(exc) or "feature names" in str(exc)):
+            raise ValueError(
+                f"warm_start=True continues the previous fit: {exc} Use "
+                "warm_start=False to fit a new model."
+            ) from exc
+        raise
     sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, copy=True)
     _check_weights(sample_weight, "sample_weight")
     if _all_equal(sample_weight):
@@ -218,3 +232,21 @@ def validation_split(n_samples, fraction, random_state, stratify=None):
     seed = random_state if isinstance(random_state, numbers.Integral) else random_state.randint(2**31 - 1)
     train, val = train_test_split(idx, test_size=n_val, random_state=seed, stratify=stratify)
     return np.sort(train), np.sort(val)
+
+
+def check_warm_state(estimator, new_state, old_state):
+    """Refuse a ``warm_start`` continuation whose parameters build a module of
+    other shapes than the first fit's (``max_depth``, ``split``, a head's
+    width, ...) with a ``ValueError``, before ``load_state_dict`` fails with
+    a torch error. ``new_state`` and ``old_state`` map names to arrays or
+    tensors."""
+    old = {k: tuple(v.shape) for k, v in old_state.items()}
+    new = {k: tuple(v.shape) for k, v in new_state.items()}
+    if old != new:
+        changed = sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
+        raise ValueError(
+            f"warm_start=True continues the previous fit, but the parameters of "
+            f"{type(estimator).__name__} now build a model of other shapes "
+            f"({', '.join(changed)}); set them back or use warm_start=False to "
+            "fit a new model."
+        )
