@@ -64,3 +64,18 @@ def test_warm_start_with_other_shapes_is_a_value_error(cls, change):
     with pytest.raises(ValueError, match="warm_start=True.*other shapes"):
         est.set_params(**change).fit(X, y)
     np.testing.assert_array_equal(est.predict(X), ref)
+
+
+# --------------------------------------- 2. bandit actions are not truncated
+@pytest.mark.parametrize("classes, actions", [
+    ([0, 1, 2], [1.9, 0.5]),        # was cast to int: classes 1 and 0
+    (["a", "b"], ["abc", "bzz"]),  # was cast to '<U1': classes "a" and "b"
+    ([0, 1, 2], ["x", "1"]),        # "x" raised numpy's int() error, "1" passed
+])
+def test_bandit_update_refuses_actions_outside_classes(classes, actions):
+    X, _, _ = _data(2, 3)
+    est = sd.DGTBanditClassifier(classes=classes, max_depth=2, random_state=0)
+    with pytest.raises(ValueError, match="actions must be values of classes_"):
+        est.update(X, actions, [0.1, 0.2], [0.5, 0.5])
+    # Actions of another dtype but equal values are the classes.
+    est.update(X, np.asarray(classes[:2], dtype=object), [0.1, 0.2], [0.5, 0.5])

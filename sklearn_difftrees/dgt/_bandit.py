@@ -300,11 +300,15 @@ class DGTBanditClassifier(_BanditPolicyMixin, TreeClassifierMixin, _BaseDGTBandi
         """
         X = self._contexts(X)
         n = X.shape[0]
-        actions = column_or_1d(np.asarray(actions, dtype=self.classes_.dtype), warn=True)
+        # Not cast to classes_.dtype first: that truncated 1.9 to class 1 and
+        # "abc" to class "a" (a '<U1' dtype) without an error.
+        actions = column_or_1d(np.asarray(actions), warn=True)
         if actions.shape != (n,):
             raise ValueError(f"actions must have shape ({n},); got {actions.shape}.")
-        idx = np.searchsorted(self.classes_, actions)
-        idx = np.minimum(idx, self.n_classes_ - 1)
+        try:
+            idx = np.minimum(np.searchsorted(self.classes_, actions), self.n_classes_ - 1)
+        except TypeError:  # object labels that do not compare with classes_
+            idx = np.zeros(n, dtype=np.intp)
         if not np.array_equal(self.classes_[idx], actions):
             raise ValueError(f"actions must be values of classes_={self.classes_}.")
         losses = self._check_losses(losses, (n,), 0.0, 1.0)
