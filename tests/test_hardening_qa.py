@@ -9,7 +9,10 @@ import warnings
 import numpy as np
 import pytest
 
+from sklearn.base import is_classifier
+
 import sklearn_difftrees as sd
+from sklearn_difftrees._core._memory import MemoryLimitError
 
 pd = pytest.importorskip("pandas")
 
@@ -79,3 +82,20 @@ def test_bandit_update_refuses_actions_outside_classes(classes, actions):
         est.update(X, actions, [0.1, 0.2], [0.5, 0.5])
     # Actions of another dtype but equal values are the classes.
     est.update(X, np.asarray(classes[:2], dtype=object), [0.1, 0.2], [0.5, 0.5])
+
+
+# ------------------------------ 3. hidden layers / heads beyond the memory limit
+@pytest.mark.parametrize("make", [
+    lambda: sd.DGTClassifier(n_layers=3, hidden_width=100_000, **FAST),
+    lambda: sd.DGTForestRegressor(n_estimators=2, n_layers=2, hidden_width=10**9, **FAST),
+    lambda: sd.DGTBanditClassifier(n_layers=3, hidden_width=100_000, n_passes=1),
+    lambda: sd.LatentTreeClassifier(head="mlp", head_width=100_000, **FAST),
+])
+def test_huge_hidden_layers_raise_memory_limit_error(make):
+    # torch's RuntimeError "can't allocate 40000000000 bytes", or (width 1e9,
+    # n_layers=2) a fit that took 22 GiB of resident memory.
+    X, y_reg, y_clf = _data(40, 3)
+    est = make()
+    y = y_clf if is_classifier(est) else y_reg
+    with pytest.raises(MemoryLimitError, match="hidden layers|head_width"):
+        est.fit(X, y)

@@ -184,7 +184,8 @@ class OnlineDGT:
         leaf_estimator = getattr(est, "leaf_estimator", "gradient")
         with seeded(est._seed):
             module = DGTModule(
-                n_features, est.max_depth, n_outputs, est._hidden_sizes(), row_scale=True
+                n_features, est.max_depth, n_outputs, est._hidden_sizes(), row_scale=True,
+                owner=type(est).__name__,
             )
             if is_classifier(est) and leaf_estimator in ("counts", "linear"):
                 # Leaves hold running reward estimates (leaf_reward_estimates),

@@ -170,7 +170,8 @@ class _BaseDGT(BaseGradientTree):
                 f"{self.max_depth_}; got max_depth={self.max_depth}. Use warm_start=False "
                 "to fit a new tree."
             )
-        return DGTModule(n_features, self.max_depth_, n_outputs, self._hidden_sizes())
+        return DGTModule(n_features, self.max_depth_, n_outputs, self._hidden_sizes(),
+                         owner=getattr(self, "_owner_name", type(self).__name__))
 
     def _init_module(self, module, Z, Y, w, seed):
         """Greedy start (``init="cart"``): the CART grown on the training rows.

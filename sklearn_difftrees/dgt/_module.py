@@ -30,6 +30,7 @@ import torch
 from torch import nn
 
 from .._core import topology
+from .._core._memory import check_memory
 
 #: Most multiply-adds (``rows * n_internal * n_leaves``) for which the path
 #: scores and their transpose are dense products with ``S``; beyond, they are
@@ -159,11 +160,18 @@ class DGTModule(nn.Module):
     at a time).
     """
 
-    def __init__(self, n_features, depth, n_outputs, hidden_sizes=(), row_scale=False):
+    def __init__(self, n_features, depth, n_outputs, hidden_sizes=(), row_scale=False,
+                 owner="DGTModule"):
         super().__init__()
         self.depth = depth
         self.row_scale = row_scale
         dims = [n_features, *hidden_sizes, topology.n_internal(depth)]
+        # Parameters, gradients and two optimizer moments, in float32: a huge
+        # hidden_width with n_layers > 1 asked torch for tens of GiB.
+        n_params = sum((dims[i] + 1) * dims[i + 1] for i in range(len(dims) - 1))
+        check_memory(owner, 16 * (n_params + topology.n_leaves(depth) * n_outputs),
+                     f"max_depth={depth}, hidden layers of width {tuple(hidden_sizes)}, "
+                     f"{n_features} features")
         self.layers = nn.ModuleList(nn.Linear(dims[i], dims[i + 1]) for i in range(len(dims) - 1))
         for layer in self.layers:
             nn.init.zeros_(layer.bias)

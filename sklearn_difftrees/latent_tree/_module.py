@@ -272,6 +272,12 @@ class _LatentTreeNet(nn.Module):
         self.tree = LatentTreeLayer(n_features, max_depth, pruning, split, backend)
         self.head_input = head_input
         width_in = self.tree.n_nodes + (n_features if head_input == "concat" else 0)
+        widths = [width_in, *([head_width] * head_layers), n_outputs]
+        check_memory(  # as the layer: parameters, gradients, two moments (float32)
+            "LatentTree head",
+            16 * sum((widths[i] + 1) * widths[i + 1] for i in range(len(widths) - 1)),
+            f"head_layers={head_layers}, head_width={head_width}",
+        )
         layers = []
         for _ in range(head_layers):
             layers += [nn.Linear(width_in, head_width), nn.ELU()]
