@@ -99,3 +99,16 @@ def test_huge_hidden_layers_raise_memory_limit_error(make):
     y = y_clf if is_classifier(est) else y_reg
     with pytest.raises(MemoryLimitError, match="hidden layers|head_width"):
         est.fit(X, y)
+
+
+# ------------------------------------ 4. depth of a polytope tree that stops early
+@pytest.mark.parametrize("cls", [sd.ConvexPolytopeTreeClassifier, sd.ConvexPolytopeTreeRegressor])
+def test_polytope_depth_when_growth_stops_above_max_depth(cls):
+    # Every leaf above the last level: get_depth() took the max of an empty
+    # array ("zero-size array to reduction operation maximum").
+    X = np.random.RandomState(0).normal(size=(100, 3))
+    y = (X[:, 0] > 0).astype(int) if is_classifier(cls()) else X[:, 0]
+    est = cls(max_depth=2, max_facets=3, growth_max_iter=3, min_weight_fraction_leaf=0.5,
+              **FAST).fit(X, y)
+    assert not est.tree_.active[est.tree_.n_internal:].any()
+    assert est.get_n_leaves() == 2 and est.get_depth() == 1

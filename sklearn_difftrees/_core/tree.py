@@ -138,7 +138,9 @@ class HeapTree:
         for level in range(1, self.max_depth + 1):
             node = np.arange(2**level - 1, 2 ** (level + 1) - 1)
             above[node] = above[(node - 1) // 2] + splits[(node - 1) // 2]
-        return int(above[self.n_internal:][active[self.n_internal:]].max())
+        # Over every active node, not only the last level: a PolytopeTree's
+        # growth stops early (its leaves may all sit above max_depth).
+        return int(above[active].max(initial=0))
 
     def _check_input(self, X):
         self._check_arrays()
