@@ -1,5 +1,6 @@
-"""Regression tests of the QA pass that follows issue 13 (test_hardening.py):
-no crash, no silent garbage, clear errors, a refused fit loses nothing.
+"""More input handling beyond tests/test_hardening.py: a refused
+``warm_start`` fit loses nothing, bandit actions outside ``classes_``, memory
+limits of huge hidden layers, the depth of a tree whose growth stopped early.
 
 Each test failed on the code before the fix it guards.
 """
