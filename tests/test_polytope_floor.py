@@ -202,3 +202,56 @@ def test_fallback_trees_export_to_onnx(bundled):
             np.testing.assert_allclose(out["probabilities"], est.predict_proba(X), atol=1e-6)
         else:
             np.testing.assert_allclose(out["variable"], est.predict(X), rtol=1e-6, atol=1e-6)
+
+
+# ------------------------------------------- the validation choice (refined_)
+@pytest.mark.parametrize("Est", [ConvexPolytopeTreeClassifier, ConvexPolytopeTreeRegressor])
+def test_validation_returns_the_grown_tree_over_a_worse_refinement(Est, monkeypatch):
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(3000, 6, n_informative=4, random_state=0)
+    if Est is ConvexPolytopeTreeRegressor:
+        y = X[:, 0] + np.abs(X[:, 1])
+    params = dict(max_depth=3, max_iter=3, greedy_floor=False, random_state=0)
+    grown = Est(**{**params, "max_iter": 0}).fit(X, y)
+    assert grown.refined_ is False
+    assert Est(**params).fit(X, y).refined_ is True  # a real refinement is kept
+    rng = np.random.RandomState(0)
+    real = _training.refine
+
+    def scrambled(*args, **kwargs):  # splits in random directions
+        params, history = real(*args, **kwargs)
+        return {v: (rng.normal(size=b.shape), rng.normal(size=c.shape), r)
+                for v, (b, c, r) in params.items()}, history
+
+    monkeypatch.setattr(_training, "refine", scrambled)
+    est = Est(**params).fit(X, y)
+    # The greedy tree frozen as with max_iter=0; the refinement's record stays.
+    assert est.refined_ is False and est.n_iter_ > 0
+    np.testing.assert_array_equal(est.predict(X), grown.predict(X))
+    np.testing.assert_array_equal(est.tree_.facet_coef, grown.tree_.facet_coef)
+    # Without validation rows (early_stopping=False, an int max_depth) the
+    # refined tree is returned, as in the paper.
+    off = Est(**params, early_stopping=False).fit(X, y)
+    assert off.refined_ is True and off.validation_scores_ is None
+
+
+def test_validation_returns_the_trained_thresholds_over_a_worse_refit(monkeypatch):
+    from sklearn.datasets import make_classification
+
+    from sklearn_difftrees.polytope._freeze import _FreezeMixin
+
+    X, y = make_classification(3000, 6, n_informative=4, random_state=0)
+    params = dict(max_depth=3, max_iter=3, greedy_floor=False, random_state=0)
+    trained = ConvexPolytopeTreeClassifier(**params, threshold=0.5).fit(X, y)
+    assert trained.threshold_ == 0.5
+    real = _FreezeMixin._refit_thresholds
+
+    def everything_left(self, tree, *args):  # a refit that finds nothing
+        real(self, tree, *args)
+        tree.threshold[tree.is_split.astype(bool)] = np.inf
+
+    monkeypatch.setattr(_FreezeMixin, "_refit_thresholds", everything_left)
+    est = ConvexPolytopeTreeClassifier(**params).fit(X, y)
+    assert est.threshold_ == 0.5 and est.refined_ is True
+    np.testing.assert_array_equal(est.predict_proba(X), trained.predict_proba(X))

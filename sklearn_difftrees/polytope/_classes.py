@@ -14,6 +14,7 @@ from .._core._guard import check_finite_model
 from .._core.base import TRAINING_PARAMETER_CONSTRAINTS, BaseObliqueTree
 from .._core.optional import require_torch
 from .._core.batching import resolve_batching, validation_subsample
+from .._core.greedy import row_subsample
 from .._core.validation import (
     check_fit_data,
     check_predict_data,
@@ -209,8 +210,8 @@ class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, _GreedyFloorMixi
         # ``threshold`` means the same with or without refinement.
         params = {v: (b, c, r * math.log(2.0) / tau, math.log(2.0))
                   for v, (b, c, r, tau) in params.items()}
-        self.n_iter_, self.loss_curve_ = 0, []
-        self.best_loss_ = None
+        self.n_iter_, self.loss_curve_, self.best_loss_ = 0, [], None
+        self.refined_, self.threshold_ = False, self.threshold
         self.validation_scores_ = self.best_validation_score_ = None
         grown = None  # the greedy tree, kept for the floor when refinement changes it
         if params and self.max_iter > 0:
@@ -233,23 +234,30 @@ class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, _GreedyFloorMixi
             self.n_iter_ = history.n_iter
             self.loss_curve_ = history.loss_curve
             self.best_loss_ = history.best_loss
+            self.refined_ = True
             if val is not None:
                 # The trainer's score without score_fn: minus the validation objective.
                 self.validation_scores_ = history.validation_scores
                 self.best_validation_score_ = history.best_validation_score
         self.device_ = str(device)
 
-        def build(params, depth, refit=True):
-            """Trained splits frozen as below, or (``refit=False``) a CART's as they are."""
+        def build(params, depth, refit=True, rows=slice(None), threshold=None):
+            """Trained splits frozen on the fit rows ``rows`` (facet selection,
+            ``threshold``, leaves), or (``refit=False``) a CART's as they are."""
             if refit:
-                params = self._drop_facets(params, Z, Y_fit, w_fit, crit)
-                return self._build_tree(
-                    params, depth, mean, scale, constant, X_fit, Y_fit, w_fit, crit)
+                Zr, Xr, Yr, wr = Z[rows], X_fit[rows], Y_fit[rows], w_fit[rows]
+                params = self._drop_facets(params, Zr, Yr, wr, crit)
+                return self._build_tree(params, depth, mean, scale, constant, Xr, Yr, wr, crit,
+                                        threshold=threshold)
             tree = self._assemble(params, depth, mean, scale, constant, X_fit.shape[1],
                                   self._leaf_targets(Y_fit[:1]).shape[1])
             return tree.finalize(X_fit, self._leaf_targets(Y_fit), w_fit)
 
-        self.tree_ = build(params, depth)
+        if self.validation_scores_ is not None:  # the validation rows choose the tree
+            params = self._validation_choice(params, grown, build, depth, X_fit, Y_fit, w_fit,
+                                             tr[row_subsample(tr.size, epoch_rows, seed)], vs)
+
+        self.tree_ = build(params, depth, threshold=self.threshold_)
         self.greedy_fallback_ = False
         if self.greedy_floor:  # never fit the rows worse than two greedy levels
             self.tree_, self.greedy_fallback_ = self._greedy_floor(
@@ -425,6 +433,12 @@ class ConvexPolytopeTreeClassifier(ClassifierMixin, _BaseConvexPolytopeTree):
         all depths tie with the root-only (constant) model; the tie-break
         keeps the tree whose leaves concentrate the minority class.
         """
+        loss = self._leaf_losses(leaves, ntr, nva, Ytr, wtr, Yva)
+        return -float((wva * loss).sum() / wva.sum())
+
+    def _leaf_losses(self, leaves, ntr, nva, Ytr, wtr, Yva):
+        """Per validation row, the loss of :meth:`_leaf_score`: error
+        (0 / 1) + ``BRIER_TIE_BREAK`` * Brier score."""
         counts = np.zeros((leaves.size, self.n_classes_))
         pos = np.searchsorted(leaves, ntr)
         np.add.at(counts, (pos, Ytr), wtr)
@@ -435,8 +449,7 @@ class ConvexPolytopeTreeClassifier(ClassifierMixin, _BaseConvexPolytopeTree):
         P = np.where(found[:, None], proba[pos_va], prior)
         wrong = P.argmax(1) != Yva
         P[np.arange(Yva.size), Yva] -= 1.0
-        loss = wrong + BRIER_TIE_BREAK * (P**2).sum(1)
-        return -float((wva * loss).sum() / wva.sum())
+        return wrong + BRIER_TIE_BREAK * (P**2).sum(1)
 
     def predict_proba(self, X):
         """Class proportions of the training rows in the leaf each sample reaches.
@@ -545,7 +558,10 @@ class ConvexPolytopeTreeRegressor(RegressorMixin, _BaseConvexPolytopeTree):
     def _leaf_targets(self, Y):
         return Y * self._target_scale + self._target_mean
 
-    def _leaf_score(self, leaves, ntr, nva, Ytr, wtr, Yva, wva):
+    def _leaf_predictions(self, leaves, ntr, nva, Ytr, wtr):
+        """Each validation row's prediction: the weighted mean (standardized)
+        target of the training rows in its leaf (the training mean where no
+        training row reached it)."""
         k = Ytr.shape[1]
         sums = np.zeros((leaves.size, k))
         pos = np.searchsorted(leaves, ntr)
@@ -555,8 +571,16 @@ class ConvexPolytopeTreeRegressor(RegressorMixin, _BaseConvexPolytopeTree):
         pos_va = np.minimum(np.searchsorted(leaves, nva), leaves.size - 1)
         found = leaves[pos_va] == nva
         glob = (wtr[:, None] * Ytr).sum(0) / wtr.sum()
-        pred = np.where(found[:, None], means[pos_va], glob)
+        return np.where(found[:, None], means[pos_va], glob)
+
+    def _leaf_score(self, leaves, ntr, nva, Ytr, wtr, Yva, wva):
+        pred = self._leaf_predictions(leaves, ntr, nva, Ytr, wtr)
         return float(r2_score(Yva, pred, sample_weight=wva))
+
+    def _leaf_losses(self, leaves, ntr, nva, Ytr, wtr, Yva):
+        """Per validation row, the squared error of the standardized targets
+        (mean over the outputs)."""
+        return ((self._leaf_predictions(leaves, ntr, nva, Ytr, wtr) - Yva) ** 2).mean(1)
 
     def predict(self, X):
         """Predicted target: the training mean of the leaf each sample reaches.

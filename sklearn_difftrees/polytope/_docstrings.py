@@ -90,8 +90,14 @@ _DOC_PARAMS = """
         Hold out ``validation_fraction`` of the data (stratified for
         classifiers) during the refinement, stop when the validation objective
         has not improved by ``tol`` for ``n_iter_no_change`` epochs, and keep
-        the best epoch's weights. The thresholds and leaves are then set on
-        all training rows.
+        the best epoch's weights. The validation rows then also choose the
+        returned tree (``refined_``, ``threshold_``): the refined splits with
+        ``threshold``, unless the refined splits with their trained
+        thresholds (``q = 1/2``, when ``threshold="refit"``) or the greedily
+        grown tree score clearly better there (by three standard errors of
+        the per-row differences), each frozen on the training part for the
+        comparison. The thresholds and leaves are then set on all training
+        rows.
     validation_fraction : float, default=0.2
         Fraction held out for ``max_depth="auto"`` and early stopping.
     n_iter_no_change : int, default=10
@@ -151,6 +157,13 @@ _DOC_ATTRS = """
         feature ``j``, thresholded at ``tau = ln 2 = softplus(0)``: the same
         routing, and the same prediction path and exports as any fitted
         tree). Truthy exactly when the trained tree was replaced.
+    refined_ : bool
+        Whether ``tree_`` holds the jointly refined splits: False with
+        ``max_iter=0`` or no split to refine, or when the validation rows
+        preferred the greedily grown tree (see ``early_stopping``).
+    threshold_ : "refit" or float
+        The thresholding of ``tree_``: ``threshold``, or ``0.5`` where the
+        validation rows preferred the trained thresholds to a refit.
     n_facets_ : ndarray of shape (2**max_depth_ - 1,)
         Effective number of facets of every heap node (0 where the node does
         not split).

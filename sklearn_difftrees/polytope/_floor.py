@@ -32,7 +32,11 @@ from .._core.greedy import (
     row_subsample,
 )
 
-__all__ = ["_GreedyFloorMixin", "cart_params"]
+__all__ = ["SELECTION_Z", "_GreedyFloorMixin", "cart_params"]
+
+#: How clearly another candidate must beat the default on the validation rows
+#: to be returned instead (:meth:`_GreedyFloorMixin._validation_choice`).
+SELECTION_Z = 3.0
 
 #: ``tau`` of a CART split written as a polytope split: ``softplus(0)``, so
 #: that ``1 * softplus(z_f - t) > ln 2`` iff ``z_f > t`` (right; ties left,
@@ -74,6 +78,46 @@ class _GreedyFloorMixin:
             return fit_score(tree.value.argmax(1)[leaves], Y, w, True)
         pred = (tree.value[leaves] - self._target_mean) / self._target_scale
         return fit_score(pred, Y, w, False)
+
+    def _validation_choice(self, refined, grown, build, depth, X, Y, w, tr, va):
+        """The splits to freeze, and ``refined_`` and ``threshold_`` set.
+
+        The candidates: ``refined`` with ``threshold`` (the default),
+        ``refined`` with its trained thresholds (``q = 1/2``, only when
+        ``threshold="refit"``) and the greedily ``grown`` splits. Each is
+        frozen by ``build`` with its thresholds and leaves set on the
+        training rows ``tr`` only and scored row by row on the validation
+        rows ``va`` (the per-row losses of the depth choice, leaves from
+        ``tr``). Another candidate replaces the default only
+        when its mean advantage ``d`` exceeds :data:`SELECTION_Z` times
+        ``sqrt(mean(d_i**2) / n)`` (for 0 / 1 errors, the sign test's
+        ``(wins - losses) / sqrt(wins + losses)``), so that where the
+        validation part is small and the trees are within noise, the
+        default stays; of several, the one with the largest advantage wins.
+        """
+        candidates = {("refined", self.threshold): refined}
+        if self.threshold == "refit":
+            candidates["refined", 0.5] = refined
+        candidates["grown", self.threshold] = grown
+        losses = {}
+        for (kind, threshold), params in candidates.items():
+            tree = build(params, depth, rows=tr, threshold=threshold)
+            ntr, nva = tree.apply(X[tr]), tree.apply(X[va])
+            losses[kind, threshold] = self._leaf_losses(np.unique(ntr), ntr, nva,
+                                                        Y[tr], w[tr], Y[va])
+        default = next(iter(candidates))
+        wv = w[va]
+        W = wv.sum()
+        n_eff = W**2 / float((wv**2).sum())
+        best, best_gain = default, 0.0
+        for key in list(candidates)[1:]:
+            d = losses[default] - losses[key]  # > 0 where the candidate does better
+            gain = float((wv * d).sum() / W)
+            if gain > SELECTION_Z * math.sqrt(float((wv * d**2).sum() / W) / n_eff) \
+                    and gain > best_gain:
+                best, best_gain = key, gain
+        (kind, self.threshold_), self.refined_ = best, best[0] == "refined"
+        return candidates[best]
 
     def _greedy_floor(self, tree, grown, build, Z, X, Y, w, seed):
         """The tree to return and ``greedy_fallback_``.

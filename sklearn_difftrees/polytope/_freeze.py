@@ -111,11 +111,12 @@ class _FreezeMixin:
             current = best
         return keep
 
-    def _build_tree(self, params, depth, mean, scale, constant, X, Y, w, crit):
+    def _build_tree(self, params, depth, mean, scale, constant, X, Y, w, crit, threshold=None):
         """The torch-free :class:`PolytopeTree` (raw input space), thresholds, leaves.
 
-        The thresholds are set (re-chosen on the training rows with
-        ``"refit"``, or ``-ln(1 - q)`` for a float ``q``), then every split
+        The thresholds are set (``threshold``, default the parameter's:
+        re-chosen on the training rows with ``"refit"``, or ``-ln(1 - q)``
+        for a float ``q``), then every split
         that leaves a child below ``min_samples_leaf`` rows or
         ``min_weight_fraction_leaf`` of the training weight becomes a leaf
         (:meth:`_undersized_splits`): one rule for both threshold modes.
@@ -123,10 +124,11 @@ class _FreezeMixin:
         targets = self._leaf_targets(Y)
         shape = (X.shape[1], targets.shape[1])
         tree = self._assemble(params, depth, mean, scale, constant, *shape)
-        if isinstance(self.threshold, str):
+        threshold = self.threshold if threshold is None else threshold
+        if isinstance(threshold, str):
             self._refit_thresholds(tree, X, Y, w, crit)
         else:
-            tree.threshold[tree.is_split.astype(bool)] = -math.log1p(-self.threshold)
+            tree.threshold[tree.is_split.astype(bool)] = -math.log1p(-threshold)
         removed = self._undersized_splits(tree, X, w)
         if removed:
             keep = {}
