@@ -17,19 +17,7 @@ from sklearn_difftrees._core._memory import MemoryLimitError
 
 pd = pytest.importorskip("pandas")
 
-FAST = dict(max_iter=3, random_state=0)
-
-
-def _data(n=120, p=4, seed=0):
-    rng = np.random.RandomState(seed)
-    X = rng.randn(n, p)
-    return X, X[:, 0] - X[:, 1] + 0.1 * rng.randn(n), (X[:, 0] > 0).astype(int)
-
-
-def _quiet(fn, *args, **kwargs):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return fn(*args, **kwargs)
+from _inputs import FAST, _data, _quiet
 
 
 # ------------------------------------- 1. a refused warm_start keeps the model
