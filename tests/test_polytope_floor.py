@@ -118,6 +118,7 @@ def test_a_refinement_that_fits_worse_falls_back_to_the_grown_tree(bundled, monk
     assert kept.greedy_fallback_ is False and kept.score(X, y) < floor
     est = ConvexPolytopeTreeClassifier(**params).fit(X, y)
     assert est.greedy_fallback_ == "unrefined" and est.score(X, y) >= floor
+    assert kept.refined_ is True and est.refined_ is False and est.threshold_ == "refit"
     # The greedy tree frozen as with max_iter=0; the refinement's record stays.
     np.testing.assert_array_equal(est.predict_proba(X), grown.predict_proba(X))
     np.testing.assert_array_equal(est.tree_.facet_coef, grown.tree_.facet_coef)

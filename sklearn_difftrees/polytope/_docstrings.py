@@ -159,8 +159,9 @@ _DOC_ATTRS = """
         tree). Truthy exactly when the trained tree was replaced.
     refined_ : bool
         Whether ``tree_`` holds the jointly refined splits: False with
-        ``max_iter=0`` or no split to refine, or when the validation rows
-        preferred the greedily grown tree (see ``early_stopping``).
+        ``max_iter=0`` or no split to refine, when the validation rows
+        preferred the greedily grown tree (see ``early_stopping``), or when
+        ``greedy_floor`` replaced the tree.
     threshold_ : "refit" or float
         The thresholding of ``tree_``: ``threshold``, or ``0.5`` where the
         validation rows preferred the trained thresholds to a refit.

@@ -155,4 +155,6 @@ class _GreedyFloorMixin:
                 criterion=ref.criterion, **leaf_limits))))
         label, tree = floor_fallback(ref, lambda t: self._tree_fit_score(t, X, Y, w),
                                      candidates + [("cart", lambda: as_tree(ref.cart))])
+        # Neither fallback holds refined splits; the grown one has ``threshold``.
+        self.refined_, self.threshold_ = False, self.threshold
         return tree, label
