@@ -22,7 +22,7 @@ model (averaged over all training batches; 2**depth is the dense count).
 
 Full run (on the bundled sets; ``--data-dir DIR`` adds others, e.g. twonorm)::
 
-    python benchmarks/bench_tel_speed.py --out benchmarks/results/tel_speed.md
+    python benchmarks/bench_tel_speed.py --markdown docs/benchmarks.md
 
 Smoke run (< 60 s, bundled data)::
 
@@ -40,7 +40,8 @@ code::
 
     python benchmarks/bench_tel_speed.py --crossover --markdown docs/benchmarks.md
 
-(``--markdown FILE`` replaces the block between the ``tel_crossover`` markers.)
+(``--markdown FILE`` replaces the block between the ``tel_speed`` markers, or
+with ``--crossover`` the ``tel_crossover`` ones.)
 """
 
 import argparse
@@ -205,8 +206,8 @@ def main():
     parser.add_argument("--crossover", action="store_true",
                         help="time both backends over in_features x depth x gamma instead")
     parser.add_argument("--out")
-    parser.add_argument("--markdown", help="with --crossover: replace the tel_crossover block "
-                        "of this file")
+    parser.add_argument("--markdown", help="replace the tel_speed block of this file (with "
+                        "--crossover: the tel_crossover block)")
     args = parser.parse_args()
     use_data_dir(args.data_dir)
     if args.crossover:
@@ -254,6 +255,10 @@ def main():
     print()
     print(text)
     write_out(args.out, text)
+    if args.markdown:
+        from sklearn_difftrees._provenance import replace_marked_section
+
+        replace_marked_section(args.markdown, "tel_speed", text)
 
 
 if __name__ == "__main__":
