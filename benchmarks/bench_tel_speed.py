@@ -52,6 +52,8 @@ import numpy as np
 from _common import environment_line, markdown_table, single_thread, write_out
 from _data import add_data_dir_argument, load, source_of, use_data_dir
 
+from sklearn_difftrees._provenance import replace_marked_section
+
 
 def _train(module, X, y, epochs, batch_size, seed, stats=None):
     import torch
@@ -229,8 +231,6 @@ def main():
         print(text)
         write_out(args.out, text)
         if args.markdown:
-            from sklearn_difftrees._provenance import replace_marked_section
-
             replace_marked_section(args.markdown, "tel_crossover", text)
         return
     if args.smoke:
@@ -256,8 +256,6 @@ def main():
     print(text)
     write_out(args.out, text)
     if args.markdown:
-        from sklearn_difftrees._provenance import replace_marked_section
-
         replace_marked_section(args.markdown, "tel_speed", text)
 
 

@@ -241,12 +241,12 @@ class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, _GreedyFloorMixi
                 self.best_validation_score_ = history.best_validation_score
         self.device_ = str(device)
 
-        def build(params, depth, refit=True, rows=slice(None), threshold=None):
-            """Trained splits frozen on the fit rows ``rows`` (facet selection,
-            ``threshold``, leaves), or (``refit=False``) a CART's as they are."""
+        def build(params, depth, refit=True, rows=slice(None), threshold=None, selected=False):
+            """Trained splits frozen on the fit rows ``rows`` (facet selection unless
+            ``selected``, ``threshold``, leaves), or (``refit=False``) a CART's as they are."""
             if refit:
                 Zr, Xr, Yr, wr = Z[rows], X_fit[rows], Y_fit[rows], w_fit[rows]
-                params = self._drop_facets(params, Zr, Yr, wr, crit)
+                params = params if selected else self._drop_facets(params, Zr, Yr, wr, crit)
                 return self._build_tree(params, depth, mean, scale, constant, Xr, Yr, wr, crit,
                                         threshold=threshold)
             tree = self._assemble(params, depth, mean, scale, constant, X_fit.shape[1],
@@ -254,8 +254,8 @@ class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, _GreedyFloorMixi
             return tree.finalize(X_fit, self._leaf_targets(Y_fit), w_fit)
 
         if self.validation_scores_ is not None:  # the validation rows choose the tree
-            params = self._validation_choice(params, grown, build, depth, X_fit, Y_fit, w_fit,
-                                             tr[row_subsample(tr.size, epoch_rows, seed)], vs)
+            params = self._validation_choice(params, grown, build, depth, Z, X_fit, Y_fit, w_fit,
+                                             crit, tr[row_subsample(tr.size, epoch_rows, seed)], vs)
 
         self.tree_ = build(params, depth, threshold=self.threshold_)
         self.greedy_fallback_ = False

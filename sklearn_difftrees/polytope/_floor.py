@@ -79,14 +79,15 @@ class _GreedyFloorMixin:
         pred = (tree.value[leaves] - self._target_mean) / self._target_scale
         return fit_score(pred, Y, w, False)
 
-    def _validation_choice(self, refined, grown, build, depth, X, Y, w, tr, va):
+    def _validation_choice(self, refined, grown, build, depth, Z, X, Y, w, crit, tr, va):
         """The splits to freeze, and ``refined_`` and ``threshold_`` set.
 
         The candidates: ``refined`` with ``threshold`` (the default),
         ``refined`` with its trained thresholds (``q = 1/2``, only when
-        ``threshold="refit"``) and the greedily ``grown`` splits. Each is
-        frozen by ``build`` with its thresholds and leaves set on the
-        training rows ``tr`` only and scored row by row on the validation
+        ``threshold="refit"``) and the greedily ``grown`` splits (``Z``, ``X``:
+        the fit rows standardized and raw). Each is frozen by ``build`` with
+        its facets (selected once per set of splits), thresholds and leaves
+        set on the training rows ``tr`` only and scored row by row on the validation
         rows ``va`` (the per-row losses of the depth choice, leaves from
         ``tr``). Another candidate replaces the default only
         when its mean advantage ``d`` exceeds :data:`SELECTION_Z` times
@@ -99,9 +100,11 @@ class _GreedyFloorMixin:
         if self.threshold == "refit":
             candidates["refined", 0.5] = refined
         candidates["grown", self.threshold] = grown
+        selected = {kind: self._drop_facets(params, Z[tr], Y[tr], w[tr], crit)
+                    for kind, params in (("refined", refined), ("grown", grown))}
         losses = {}
-        for (kind, threshold), params in candidates.items():
-            tree = build(params, depth, rows=tr, threshold=threshold)
+        for kind, threshold in candidates:
+            tree = build(selected[kind], depth, rows=tr, threshold=threshold, selected=True)
             ntr, nva = tree.apply(X[tr]), tree.apply(X[va])
             losses[kind, threshold] = self._leaf_losses(np.unique(ntr), ntr, nva,
                                                         Y[tr], w[tr], Y[va])
@@ -116,7 +119,7 @@ class _GreedyFloorMixin:
             if gain > SELECTION_Z * math.sqrt(float((wv * d**2).sum() / W) / n_eff) \
                     and gain > best_gain:
                 best, best_gain = key, gain
-        (kind, self.threshold_), self.refined_ = best, best[0] == "refined"
+        self.refined_, self.threshold_ = best[0] == "refined", best[1]
         return candidates[best]
 
     def _greedy_floor(self, tree, grown, build, Z, X, Y, w, seed):
