@@ -1,6 +1,7 @@
 """ConvexPolytopeTree: router, fitted tree, losses, growth, estimators."""
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -304,6 +305,24 @@ def test_bad_input_raises_clear_errors():
     np.testing.assert_array_equal(y, y_copy)
 
 
+
+@pytest.mark.parametrize("cls", [ConvexPolytopeTreeClassifier, ConvexPolytopeTreeRegressor])
+@pytest.mark.parametrize("learning_rate", [1e20, 1e30])  # loss 10x its start / infinite
+def test_diverged_stumps_name_the_estimator(cls, learning_rate):
+    """A divergence of the greedy growth's stump training names the class the
+    user fitted, as the refinement's and the other methods' messages do (it
+    named "ConvexPolytopeTree stumps")."""
+    X = np.random.RandomState(0).normal(size=(200, 4))
+    y = (X[:, 0] + X[:, 1] > 0).astype(int) if cls is ConvexPolytopeTreeClassifier else X[:, 0]
+    est = cls(**{**FAST, "max_iter": 0}, optimizer="sgd", learning_rate=learning_rate,
+              grad_clip=None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with pytest.raises(FloatingPointError) as info:
+            est.fit(X, y)
+    message = str(info.value)
+    assert message.startswith(f"{cls.__name__} stumps diverged:"), message
+    assert "learning_rate" in message
 def test_random_state_reproducible_and_global_rng_untouched():
     torch = pytest.importorskip("torch")
     X = np.random.RandomState(0).normal(size=(80, 3))
@@ -612,7 +631,7 @@ def test_batched_level_equals_node_by_node_stumps(classification):
             Y = (2 * Z[:, :1] + Z[:, 1:2] ** 2).astype(np.float64)
         nodes.append((Z, Y, rng.uniform(0.5, 2.0, size=n), 7 + i))
     kw = dict(n_facets=3, classification=classification, prior=prior, settings=settings,
-              max_iter=8, device=torch.device("cpu"))
+              max_iter=8, device=torch.device("cpu"), name="ConvexPolytopeTreeClassifier")
     batched = train_stumps(nodes, **kw)
     for (Z, Y, w, seed), got in zip(nodes, batched):
         alone = train_stump(Z, Y, w, seed=seed, **kw)

@@ -198,7 +198,7 @@ class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, _GreedyFloorMixi
             verbose=max(0, self.verbose - 2),  # the stumps' epochs: only at verbose >= 3
         )
         ctx = dict(crit=crit, prior=prior, settings=settings, device=device, rng=rng,
-                   n_train=tr.size,
+                   n_train=tr.size, name=type(self).__name__,
                    training=_training, classification=classification)
         params, depth = self._grow(Z, Y_fit, w_fit, tr, va, ctx, auto)
         self.max_depth_ = depth

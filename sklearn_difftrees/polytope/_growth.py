@@ -133,7 +133,7 @@ class _GreedyGrowthMixin:
                     n_facets=self.max_facets, classification=ctx["classification"],
                     prior=ctx["prior"], settings=ctx["settings"], max_iter=epochs,
                     epoch_rows=[rows[v] for v in nodes],
-                    device=ctx["device"],
+                    device=ctx["device"], name=ctx["name"],
                 )
                 stumps.update(zip(nodes, trained))
             failed = {}

@@ -338,7 +338,8 @@ def _stump_init(Z, w, n_facets, seed):
     return module, beta, bias
 
 
-def train_stump(Z, Y, w, *, n_facets, classification, prior, settings, max_iter, seed, device):
+def train_stump(Z, Y, w, *, n_facets, classification, prior, settings, max_iter, seed, device,
+                name):
     """Train one stump (split node 0 over leaves 1, 2) on a node's data.
 
     Initialization follows the geometry of the split: the ``K`` facets start
@@ -348,7 +349,9 @@ def train_stump(Z, Y, w, *, n_facets, classification, prior, settings, max_iter,
     so that its soft transition spans about a quarter of that projection's
     spread. Facets that start through the middle of the data tend to be
     switched off (``r_k -> 0``) by the entropy objective rather than moved.
-    Returns ``(beta (K, p), bias (K,), r (K,))`` as float64 arrays.
+    ``name`` is the estimator's class name (the trainer's messages name
+    ``"<name> stumps"``). Returns ``(beta (K, p), bias (K,), r (K,))`` as
+    float64 arrays.
     :func:`train_stumps` trains several nodes' stumps at once.
     """
     module, beta, bias = _stump_init(Z, w, n_facets, seed)
@@ -358,7 +361,7 @@ def train_stump(Z, Y, w, *, n_facets, classification, prior, settings, max_iter,
     module.to(device)
     _train(module, Z, Y, w, None, classification=classification, prior=prior,
            settings=settings, max_iter=max_iter, early_stopping=False, seed=seed,
-           name="ConvexPolytopeTree stump", quiet=True)
+           name=f"{name} stumps", quiet=True)
     module.cpu()
     r = module.weights().detach().double().numpy()[0]
     return (module.beta.detach().double().numpy()[0], module.bias.detach().double().numpy()[0], r)
@@ -394,7 +397,7 @@ def _member_loss(classification):
     return member_loss
 
 
-def train_stumps(nodes, *, n_facets, classification, prior, settings, max_iter, device,
+def train_stumps(nodes, *, n_facets, classification, prior, settings, max_iter, device, name,
                  epoch_rows=None):
     """Train the stumps of several nodes together, as :func:`train_stump` trains one.
 
@@ -405,8 +408,10 @@ def train_stumps(nodes, *, n_facets, classification, prior, settings, max_iter, 
     the greedy growth costs about one training's Python overhead instead of
     one per node. Each node's result equals :func:`train_stump`'s with the
     same seed up to float rounding. ``epoch_rows`` (one per node) overrides
-    ``settings["epoch_rows"]``: the rows of each node's epoch. Returns a list
-    of ``(beta, bias, r)``.
+    ``settings["epoch_rows"]``: the rows of each node's epoch. ``name`` is the
+    estimator's class name: a diverged training raises the trainer's
+    :class:`FloatingPointError` naming ``"<name> stumps"``. Returns a list of
+    ``(beta, bias, r)``.
     """
     from .._core._batched_trainer import train_batched
 
@@ -454,7 +459,7 @@ def train_stumps(nodes, *, n_facets, classification, prior, settings, max_iter, 
             _member_loss(classification), members,
             max_iter=max_iter, epoch_rows=epoch_rows, early_stopping=False,
             member_penalty_fn=penalty,
-            name="ConvexPolytopeTree stumps", **opts,
+            name=f"{name} stumps", **opts,
         )
     beta = params["beta"].detach().cpu().double().numpy()
     bias = params["bias"].detach().cpu().double().numpy()
