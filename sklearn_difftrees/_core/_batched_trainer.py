@@ -292,10 +292,11 @@ def train_batched(
             bad = ~torch.isfinite(loss.detach()) & torch.as_tensor(stepping, device=device)
             if bool(bad.any()):
                 j = int(torch.nonzero(bad)[0, 0])
+                value = float(loss.detach()[j])
                 for monitor in monitors:
                     monitor.progress.close("diverged")
                 raise FloatingPointError(
-                    f"{name} diverged: the training loss became {float(loss[j])} at epoch "
+                    f"{name} diverged: the training loss became {value} at epoch "
                     f"{epoch} (member {int(active[j])}). Try a smaller learning_rate "
                     f"(currently {learning_rate}) or enable grad_clip."
                 )
