@@ -89,14 +89,15 @@ plt.title("ConvexPolytopeTreeClassifier()")
 plt.show()
 
 # %%
-# Ensembles are drawn one tree at a time with ``tree_index``: here the first
-# soft tree of a Tree Ensemble Layer (its nodes route fractionally inside a
-# band of width ``gamma``) and, as Graphviz source, a member of a DGT forest.
+# A Tree Ensemble Layer is drawn whole, as ``export_text`` prints it: one
+# axes per soft tree (its nodes route fractionally inside a band of width
+# ``gamma``); ``tree_index=t`` draws soft tree ``t`` alone. A forest's member
+# is chosen with ``tree_index``: here, as Graphviz source, a member of a DGT
+# forest.
 tel = TreeEnsembleLayerClassifier(n_trees=5, max_depth=3, max_iter=20, random_state=0)
 tel.fit(X_tr, y_tr)
 print(f"TEL test accuracy {tel.score(X_te, y_te):.3f}")
-plot_tree(tel, feature_names=names, tree_index=0)
-plt.title("TreeEnsembleLayerClassifier: soft tree 0")
+plot_tree(tel, feature_names=names)  # axes titled "tree 0" ... "tree 4"
 plt.show()
 
 forest = DGTForestClassifier(n_estimators=3, max_depth=3, max_iter=20, random_state=0)

@@ -18,6 +18,7 @@ from sklearn_difftrees import (
     NonGreedyObliqueTreeClassifier,
     ObliqueTree,
     TreeEnsembleLayerClassifier,
+    TreeEnsembleLayerRegressor,
     export_graphviz,
     export_text,
     plot_training_history,
@@ -260,11 +261,7 @@ def test_ensembles_by_tree_index_or_a_clear_type_error():
 
     tel = TreeEnsembleLayerClassifier(n_trees=2, max_depth=2, max_iter=2,
                                       random_state=0).fit(X, y)
-    assert "tree 1" in export_text(tel)  # all soft trees
-    with pytest.raises(TypeError, match="tree_index"):
-        plot_tree(tel)
-    with pytest.raises(TypeError, match="tree_index"):
-        export_graphviz(tel)
+    assert "tree 1" in export_text(tel)  # all soft trees (the other exports: below)
     texts = plot_tree(tel, tree_index=1)
     assert any("reach" in t.get_text() for t in texts)
     _parse_dot(export_graphviz(tel, tree_index=0))
@@ -279,6 +276,114 @@ def test_ensembles_by_tree_index_or_a_clear_type_error():
         export_text(DecisionTreeClassifier().fit(X, y))
     with pytest.raises(TypeError, match="no fitted tree"):
         export_text(_NoTree().fit(X, y))
+
+
+def _dot_clusters(dot):
+    """``{label: body lines}`` of the ``cluster_<t>`` subgraphs of a dot file,
+    checking the frame (the shared header, then clusters 0, 1, ... in order)."""
+    lines = dot.strip().splitlines()
+    assert lines[0] == "digraph Tree {" and lines[-1] == "}"
+    clusters, body, i = {}, None, 1
+    while lines[i].startswith(("node [", "edge [", "rankdir")):
+        i += 1
+    for line in lines[i:-1]:
+        if body is None:
+            assert line == f"subgraph cluster_{len(clusters)} {{", line
+            body = []
+        elif line == "}":
+            label = re.fullmatch(r'label="(.*)" ;', body[0]).group(1)
+            assert body[1].startswith("fontname=")
+            clusters[label] = body[2:]
+            body = None
+        else:
+            body.append(line)
+    assert body is None
+    return clusters
+
+
+@pytest.fixture(scope="module")
+def tel_fitted():
+    rng = np.random.RandomState(0)
+    X = rng.randn(200, 4)
+    y = np.where(X[:, 0] + X[:, 1] > 0, "yes", "no")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        clf = TreeEnsembleLayerClassifier(n_trees=3, max_depth=3, max_iter=3,
+                                          random_state=0).fit(X, y)
+        reg = TreeEnsembleLayerRegressor(n_trees=2, max_depth=2, max_iter=3,
+                                         random_state=0).fit(X, X[:, 0])
+    return clf, reg
+
+
+@pytest.mark.parametrize("kw", [{}, dict(filled=True, leaves_parallel=True, node_ids=True,
+                                         rotate=True, max_depth=1, feature_names=list("abcd"))])
+def test_graphviz_of_a_tree_ensemble_layer_holds_every_tree(tel_fitted, kw):
+    """Without tree_index, export_graphviz writes every soft tree, as
+    export_text prints them: one cluster per tree, each the graph of
+    tree_index=t with node ids prefixed by the tree (it raised TypeError)."""
+    for est in tel_fitted:
+        dot = export_graphviz(est, **kw)
+        clusters = _dot_clusters(dot)
+        assert list(clusters) == [f"tree {t}" for t in range(est.n_trees)]
+        assert ("rankdir=LR ;" in dot.splitlines()[:4]) == ("rotate" in kw)
+        for t, body in enumerate(clusters.values()):
+            one = export_graphviz(est, tree_index=t, **kw)
+            nodes, _ = _parse_dot(one)  # a tree; its body is the cluster's
+            expected = [line for line in one.strip().splitlines()[1:-1]
+                        if not line.startswith(("node [", "edge [", "rankdir"))]
+            assert [re.sub(rf"\bt{t}_(\d+)", r"\1", line) for line in body] == expected
+            assert all(re.match(rf"(\{{rank=same ; )?t{t}_\d+[ ;]", line) for line in body)
+        assert sum(len(b) for b in clusters.values()) > 3 * est.n_trees
+    # tree_index out of range: the same clear error for the three exports.
+    clf = tel_fitted[0]
+    for fn in (export_graphviz, plot_tree, export_text):
+        with pytest.raises(ValueError, match=r"tree_index must be an integer in \[0, 2\] "
+                                             r"for this TreeEnsembleLayerClassifier of 3 "
+                                             r"trees; got 3"):
+            fn(clf, tree_index=3)
+
+
+def test_plot_tree_of_a_tree_ensemble_layer_draws_every_tree(tel_fitted):
+    """Without tree_index, plot_tree draws every soft tree (it raised
+    TypeError): a grid of one titled axes per tree in a new figure, or into
+    the axes given, each tree as plot_tree(tree_index=t) draws it."""
+    clf, reg = tel_fitted
+    try:
+        for est in (clf, reg):
+            texts = plot_tree(est, max_depth=2)
+            fig = texts[0].figure
+            assert [ax.get_title() for ax in fig.axes] == [
+                f"tree {t}" for t in range(est.n_trees)]
+            for t, ax in enumerate(fig.axes):
+                mine = [x for x in texts if x.axes is ax]
+                alone = plot_tree(est, tree_index=t, max_depth=2)
+                assert [x.get_text() for x in mine] == [x.get_text() for x in alone]
+                assert not _overlaps(_boxes(mine))
+            # No two trees' boxes overlap either (titles included).
+            titles = [ax.title for ax in fig.axes]
+            frames = np.array([[b.x0, b.y0, b.x1, b.y1] for b in (
+                ax.get_window_extent().union([ti.get_window_extent()])
+                for ax, ti in zip(fig.axes, titles))])
+            assert not _overlaps(frames)
+            assert sum(x.axes is None for x in texts) == 0
+        # Into the user's axes: an array of at least n_trees of them.
+        fig, axes = plt.subplots(2, 2, figsize=(40, 14))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UserWarning)  # large enough: no overlap
+            texts = plot_tree(clf, ax=axes)
+        assert {x.axes for x in texts} == set(axes.ravel()[:3])
+        assert axes[0, 0].get_title() == "tree 0" and not axes[1, 1].texts
+        assert tuple(fig.get_size_inches()) == (40, 14)
+        for ax in axes.ravel()[:3]:
+            assert not _overlaps(_boxes([x for x in texts if x.axes is ax]))
+        with pytest.raises(ValueError, match="single Axes"):
+            plot_tree(clf, ax=axes[0, 0])
+        with pytest.raises(ValueError, match="at least 3"):
+            plot_tree(clf, ax=axes[0])
+        assert len(plot_tree(clf, tree_index=2, ax=axes[1, 1])) == len(
+            [x for x in texts if x.axes is axes[1, 0]])  # one tree, one Axes
+    finally:
+        plt.close("all")
 
 
 # ---------------------------------------------------------- training record

@@ -4,7 +4,7 @@ import numpy as np
 
 from ._tree_view import node_colours
 
-__all__ = ["render_text", "render_dot"]
+__all__ = ["render_text", "render_dot", "render_dot_trees"]
 
 
 def render_text(view, show_info=False):
@@ -36,12 +36,7 @@ def _escape(text, special_characters):
     return text
 
 
-def render_dot(view, *, label="all", filled=False, leaves_parallel=False, impurity=True,
-               node_ids=False, proportion=False, rotate=False, rounded=False,
-               special_characters=False, fontname="helvetica", decimals=2):
-    """The ``export_graphviz`` dot source (scikit-learn's layout of the file)."""
-    colours = node_colours(view) if filled else {}
-    total = view.root.samples
+def _dot_head(*, filled, rounded, fontname, rotate):
     styles = []
     if filled:
         styles.append("filled")
@@ -56,6 +51,15 @@ def render_dot(view, *, label="all", filled=False, leaves_parallel=False, impuri
     head.append(f'edge [fontname="{fontname}"] ;')
     if rotate:
         head.append("rankdir=LR ;")
+    return head
+
+
+def _dot_body(view, node_id, *, label, filled, leaves_parallel, impurity, node_ids,
+              proportion, rotate, special_characters, decimals):
+    """The node, edge and rank lines of ``view``; ``node_id(node)`` is the
+    dot id of heap node ``node``."""
+    colours = node_colours(view) if filled else {}
+    total = view.root.samples
     lines, edges, leaves = [], [], []
 
     def text_of(v, is_root):
@@ -85,11 +89,11 @@ def render_dot(view, *, label="all", filled=False, leaves_parallel=False, impuri
 
     def visit(v, parent, is_left):
         fill = f', fillcolor="{colours[v.node]}"' if v.node in colours else ""
-        lines.append(f'{v.node} [label="{text_of(v, parent is None)}"{fill}] ;')
+        lines.append(f'{node_id(v.node)} [label="{text_of(v, parent is None)}"{fill}] ;')
         if v.is_leaf:
-            leaves.append(v.node)
+            leaves.append(node_id(v.node))
         if parent is not None:
-            edge = f"{parent} -> {v.node}"
+            edge = f"{node_id(parent)} -> {node_id(v.node)}"
             if parent == view.root.node:  # label the root's edges, as scikit-learn
                 angle = (-1 if rotate else 1) * (45 if is_left else -45)
                 edge += (f' [labeldistance=2.5, labelangle={angle}, '
@@ -101,6 +105,38 @@ def render_dot(view, *, label="all", filled=False, leaves_parallel=False, impuri
     visit(view.root, None, True)
     body = lines + edges
     if leaves_parallel and leaves:
-        body.append("{rank=same ; " + "; ".join(str(n) for n in leaves) + "} ;")
+        body.append("{rank=same ; " + "; ".join(leaves) + "} ;")
+    return body
+
+
+def render_dot(view, *, label="all", filled=False, leaves_parallel=False, impurity=True,
+               node_ids=False, proportion=False, rotate=False, rounded=False,
+               special_characters=False, fontname="helvetica", decimals=2):
+    """The ``export_graphviz`` dot source (scikit-learn's layout of the file)."""
+    head = _dot_head(filled=filled, rounded=rounded, fontname=fontname, rotate=rotate)
+    body = _dot_body(view, str, label=label, filled=filled, leaves_parallel=leaves_parallel,
+                     impurity=impurity, node_ids=node_ids, proportion=proportion,
+                     rotate=rotate, special_characters=special_characters, decimals=decimals)
     return "\n".join(head + body + ["}"]) + "\n"
 
+
+def render_dot_trees(views, titles, *, label="all", filled=False, leaves_parallel=False,
+                     impurity=True, node_ids=False, proportion=False, rotate=False,
+                     rounded=False, special_characters=False, fontname="helvetica",
+                     decimals=2):
+    """The dot source of several trees: one graph, one ``cluster_<t>``
+    subgraph per view, labelled ``titles[t]``. Node ``i`` of view ``t`` has
+    the id ``t<t>_<i>`` (ids are unique in the graph); the texts, options
+    and root edge labels are :func:`render_dot`'s, per tree."""
+    out = _dot_head(filled=filled, rounded=rounded, fontname=fontname, rotate=rotate)
+    for t, (view, title) in enumerate(zip(views, titles)):
+        out.append(f"subgraph cluster_{t} {{")
+        out.append(f'label="{_escape(title, special_characters)}" ;')
+        out.append(f'fontname="{fontname}" ;')
+        out.extend(_dot_body(view, lambda node, t=t: f"t{t}_{node}", label=label,
+                             filled=filled, leaves_parallel=leaves_parallel,
+                             impurity=impurity, node_ids=node_ids, proportion=proportion,
+                             rotate=rotate, special_characters=special_characters,
+                             decimals=decimals))
+        out.append("}")
+    return "\n".join(out + ["}"]) + "\n"

@@ -15,7 +15,7 @@ import numpy as np
 
 from ._tree_view import node_colours
 
-__all__ = ["draw_view"]
+__all__ = ["draw_view", "draw_views"]
 
 #: Largest figure side (inches) this module creates; beyond it the font shrinks.
 _MAX_INCHES = 300.0
@@ -85,27 +85,26 @@ def _node_text(v):
     return "\n".join(lines + v.info_lines())
 
 
-def draw_view(view, *, ax=None, fontsize=None, filled=False):
-    """Draw ``view``; return one :class:`matplotlib.text.Text` per node."""
-    import matplotlib.pyplot as plt
+def _first_size(view, fs):
+    """First guess (inches) of a figure holding ``view`` alone, refined after
+    measuring the drawn boxes."""
+    root = view.root
+    _, n_slots = _layout(root)
+    texts = [_node_text(v) for v in root.walk()]
+    chars = max(len(line) for t in texts for line in t.split("\n"))
+    n_lines = max(t.count("\n") + 1 for t in texts)
+    width = max(4.0, n_slots * (0.6 * fs / 72 * chars + 0.4))
+    height = max(2.5, (root.depth() + 1) * (1.3 * fs / 72 * n_lines + 0.5))
+    return width, height
 
+
+def _draw(view, ax, fs, filled):
+    """Draw ``view`` into ``ax``: ``(texts, n_slots, n_rows)``."""
     root = view.root
     nodes = list(root.walk())
     pos, n_slots = _layout(root)  # n_slots: width in slots (may be fractional)
     n_rows = root.depth() + 1
-    texts = {id(v): _node_text(v) for v in nodes}
     colours = node_colours(view) if filled else {}
-    own = ax is None
-    fs = 9.0 if fontsize is None else float(fontsize)
-    if own:
-        # First guess of the size, refined after measuring the drawn boxes.
-        chars = max(len(line) for t in texts.values() for line in t.split("\n"))
-        n_lines = max(t.count("\n") + 1 for t in texts.values())
-        width = min(_MAX_INCHES, max(4.0, n_slots * (0.6 * fs / 72 * chars + 0.4)))
-        height = min(_MAX_INCHES, max(2.5, n_rows * (1.3 * fs / 72 * n_lines + 0.5)))
-        fig = plt.figure(figsize=(width, height))
-        ax = fig.add_axes([0.01, 0.01, 0.98, 0.98])
-    fig = ax.figure
     ax.set_axis_off()
     ax.set_xlim(-0.5, n_slots - 0.5)
     ax.set_ylim(n_rows - 0.5, -0.5)
@@ -118,41 +117,107 @@ def draw_view(view, *, ax=None, fontsize=None, filled=False):
     for v in nodes:
         x, y = pos[id(v)]
         box = dict(boxstyle="round,pad=0.3", fc=colours.get(v.node, "white"), ec="0.3")
-        artists.append(ax.text(x, y, texts[id(v)], ha="center", va="center", fontsize=fs,
+        artists.append(ax.text(x, y, _node_text(v), ha="center", va="center", fontsize=fs,
                                bbox=box, zorder=2))
-    need = np.inf
+    return artists, n_slots, n_rows
+
+
+def _grid(n, cell_w, cell_h):
+    """``(n_rows, n_cols)`` of a grid of ``n`` cells of ``cell_w x cell_h``
+    inches, as close to square as the cells allow."""
+    n_cols = int(min(n, max(1, round(np.sqrt(n * cell_h / cell_w)))))
+    n_rows = -(-n // n_cols)
+    return n_rows, -(-n // n_rows)
+
+
+def draw_view(view, *, ax=None, fontsize=None, filled=False):
+    """Draw ``view``; return one :class:`matplotlib.text.Text` per node."""
+    return draw_views([view], axes=None if ax is None else [ax], fontsize=fontsize,
+                      filled=filled)
+
+
+def draw_views(views, *, titles=None, axes=None, fontsize=None, filled=False):
+    """Draw each of ``views`` into its own axes, titled ``titles``.
+
+    Without ``axes``, one new figure holds a grid of them (one tree: the whole
+    figure), its size fitted to the largest tree; with ``axes`` (one per
+    view), the font shrinks instead. Returns the
+    :class:`matplotlib.text.Text` of every node, view after view.
+    """
+    import matplotlib.pyplot as plt
+
+    own = axes is None
+    fs = 9.0 if fontsize is None else float(fontsize)
+    n = len(views)
+    band = 0.0 if titles is None else (1.6 * fs + 8.0) / 72  # title height, inches
+    if own:
+        sizes = [_first_size(v, fs) for v in views]
+        cell_w = max(w for w, _ in sizes)
+        cell_h = max(h for _, h in sizes) + band
+        grid_rows, grid_cols = _grid(n, cell_w, cell_h)
+        fig = plt.figure(figsize=(min(_MAX_INCHES, grid_cols * cell_w),
+                                  min(_MAX_INCHES, grid_rows * cell_h)))
+
+        def rect(i):
+            r, c = divmod(i, grid_cols)
+            h_in = fig.get_size_inches()[1]
+            cw, ch = 1.0 / grid_cols, 1.0 / grid_rows
+            return [(c + 0.01) * cw, 1.0 - (r + 0.99) * ch, 0.98 * cw,
+                    max(0.98 * ch - band / h_in, 0.01 * ch)]
+
+        axes = [fig.add_axes(rect(i)) for i in range(n)]
+    fig = axes[0].figure
+    panels = [_draw(v, ax, fs, filled) for v, ax in zip(views, axes)]
+    heads = []
+    if titles is not None:
+        heads = [ax.set_title(t, fontsize=fs + 1) for t, ax in zip(titles, axes)]
+    need = worst = np.inf
     for _ in range(8):  # measure, then widen the slots (own figure) or shrink the font
         fig.canvas.draw()
         renderer = fig.canvas.get_renderer()
-        ext = [a.get_bbox_patch().get_window_extent(renderer) for a in artists]
-        box_w = max(e.width for e in ext)
-        box_h = max(e.height for e in ext)
-        ax_box = ax.get_window_extent(renderer)
-        slot_w = ax_box.width / max(n_slots, 1)
-        slot_h = ax_box.height / n_rows
-        need = max(box_w / (0.92 * slot_w), box_h / (0.8 * slot_h))
+        needs, grow_w, grow_h = [], [], []
+        for ax, (artists, n_slots, n_rows) in zip(axes, panels):
+            ext = [a.get_bbox_patch().get_window_extent(renderer) for a in artists]
+            box_w = max(e.width for e in ext)
+            box_h = max(e.height for e in ext)
+            ax_box = ax.get_window_extent(renderer)
+            slot_w = ax_box.width / max(n_slots, 1)
+            slot_h = ax_box.height / n_rows
+            needs.append(max(box_w / (0.92 * slot_w), box_h / (0.8 * slot_h)))
+            # Own figure: slots just wider than the widest box (grow or shrink).
+            grow_w.append(box_w / (0.88 * slot_w))  # a margin below the bounds
+            grow_h.append(box_h / (0.76 * slot_h))
+        worst = int(np.argmax(needs))
+        need = needs[worst]
         w_in, h_in = fig.get_size_inches()
-        # Own figure: slots just wider than the widest box (grow or shrink).
-        new_w = max(3.0, w_in * box_w / (0.88 * slot_w))  # a margin below the bounds
-        new_h = max(2.0, h_in * box_h / (0.76 * slot_h))
+        new_w = max(3.0, w_in * max(grow_w))
+        new_h = max(2.0, h_in * max(grow_h))
         if own and max(new_w, new_h) <= _MAX_INCHES:
             if need <= 1.0 and new_w > 0.9 * w_in and new_h > 0.9 * h_in:
                 break
             fig.set_size_inches(new_w, new_h)
+            for i, ax in enumerate(axes):  # the title bands keep their height
+                ax.set_position(rect(i))
         elif need <= 1.0:
             break
         elif fs <= _MIN_FONTSIZE:
             break
         else:
             fs = max(_MIN_FONTSIZE, fs / need * 0.95)
-            for a in artists:
-                a.set_fontsize(fs)
+            for artists, _, _ in panels:
+                for a in artists:
+                    a.set_fontsize(fs)
+            for head in heads:
+                head.set_fontsize(fs + 1)
     if need > 1.0:
+        _, n_slots, n_rows = panels[worst]
+        if titles is None:
+            which, hint = "", "a larger figure, max_depth, or ax=None (a figure sized to the tree)"
+        else:
+            which, hint = f" ({titles[worst]})", "larger axes, max_depth, or tree_index=i"
         warnings.warn(
             f"plot_tree: the axes are too small to draw {n_slots:.0f} leaf slots and "
-            f"{n_rows} levels without overlapping boxes; use a larger figure, max_depth, "
-            "or ax=None (a figure sized to the tree).",
+            f"{n_rows} levels{which} without overlapping boxes; use {hint}.",
             UserWarning,
         )
-    return artists
-
+    return [a for artists, _, _ in panels for a in artists]

@@ -15,7 +15,13 @@ subtree that matters is shown (see :mod:`._tree_view`).
 Where the view comes from, without the core knowing any method:
 
 * an estimator with a ``_tree_view(tree_index, names, class_names, decimals,
-  top_k)`` method builds its own (pruned trees, soft-tree ensembles);
+  top_k)`` method builds its own (pruned trees, soft-tree ensembles). When
+  it also has ``_n_tree_views()`` (the number of trees it shows; soft-tree
+  ensembles), the core checks ``tree_index`` against it, and the exports
+  without ``tree_index`` show every tree: ``export_text`` through the
+  estimator's ``_export_text`` hook, ``plot_tree`` as a grid of axes (one
+  per tree, titled ``tree <t>``), ``export_graphviz`` as one graph with one
+  ``cluster_<t>`` subgraph per tree;
 * an ensemble of fitted trees (``estimators_``) shows member ``tree_index``;
 * otherwise ``tree_``: its ``_tree_view(est, names, class_names, decimals,
   top_k)`` when the tree class defines one (polytope splits), else the
@@ -24,14 +30,15 @@ Where the view comes from, without the core knowing any method:
 
 from numbers import Integral
 
+import numpy as np
 from sklearn.base import is_classifier
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, validate_params
-from ._render import render_dot, render_text
+from ._render import render_dot, render_dot_trees, render_text
 from ._tree_view import leaf_text, oblique_view
 
-__all__ = ["export_graphviz", "export_text", "plot_tree", "tree_view"]
+__all__ = ["export_graphviz", "export_text", "plot_tree", "tree_view", "tree_views"]
 
 
 def _feature_names(est, feature_names):
@@ -78,6 +85,15 @@ def tree_view(est, *, tree_index=None, feature_names=None, class_names=None, dec
     custom = getattr(est, "_tree_view", None)
     if custom is not None:
         check_is_fitted(est)
+        count = getattr(est, "_n_tree_views", None)
+        if count is not None:  # an ensemble of soft trees: tree_index picks one
+            n = count()
+            if tree_index is None:
+                raise TypeError(
+                    f"{type(est).__name__} is an ensemble of {n} trees: a tree view needs "
+                    f"tree_index=i (0 <= i < {n}); see tree_views for all of them."
+                )
+            _check_tree_index(tree_index, n, est)
         names = _feature_names(est, feature_names)
         return custom(tree_index, names, _class_names(est, class_names), decimals, top_k)
     members = getattr(est, "estimators_", None)
@@ -106,6 +122,20 @@ def tree_view(est, *, tree_index=None, feature_names=None, class_names=None, dec
         )
     names = _feature_names(est, feature_names)
     return _single_tree_view(est, names, _class_names(est, class_names), decimals, top_k)
+
+
+def tree_views(est, *, feature_names=None, class_names=None, decimals=2, top_k=3):
+    """``(views, titles)`` of every tree of an estimator shown whole without
+    ``tree_index`` (one with the ``_n_tree_views`` hook), else ``None``."""
+    count = getattr(est, "_n_tree_views", None)
+    if count is None or getattr(est, "_tree_view", None) is None:
+        return None
+    check_is_fitted(est)
+    names = _feature_names(est, feature_names)
+    classes = _class_names(est, class_names)
+    n = count()
+    views = [est._tree_view(t, names, classes, decimals, top_k) for t in range(n)]
+    return views, [f"tree {t}" for t in range(n)]
 
 
 def _single_tree_view(est, names, class_names, decimals, top_k):
@@ -171,7 +201,8 @@ def export_text(
         For an ensemble (:class:`DGTForestClassifier`, ...,
         :class:`TreeEnsembleLayerClassifier`, ...): the member to show. A
         forest without it raises :class:`TypeError`; a tree ensemble layer
-        without it prints all its trees.
+        without it prints all its trees, each headed ``tree <t>``, after
+        notes on the ensemble. Out of range: :class:`ValueError`.
     show_samples : bool, default=False
         Append the training weight reaching each leaf.
 
@@ -225,6 +256,11 @@ def plot_tree(
     overlap. Without ``ax`` a new figure is made, sized to the number of
     leaves and the depth; with ``ax`` the font shrinks to fit.
 
+    A tree ensemble layer (:class:`TreeEnsembleLayerClassifier`, ...)
+    without ``tree_index`` is drawn whole, as :func:`export_text` prints
+    it: one axes per soft tree, titled ``tree <t>``, in a grid of a new
+    figure sized to the largest tree, or into the axes passed as ``ax``.
+
     Parameters
     ----------
     decision_tree : estimator
@@ -246,15 +282,22 @@ def plot_tree(
         Colour the nodes by majority class (paler when less pure) or by
         predicted value, as scikit-learn's ``plot_tree``.
     tree_index : int, default=None
-        For an ensemble: the member (or soft tree) to draw; required for
-        ensembles (:class:`TypeError` without it).
-    ax : matplotlib Axes, default=None
-        Axes to draw into; a new figure when ``None``.
+        For an ensemble: the member (or soft tree) to draw. Required for a
+        forest (:class:`TypeError` without it); a tree ensemble layer
+        without it is drawn whole (all its soft trees). Out of range:
+        :class:`ValueError`.
+    ax : matplotlib Axes or array-like of Axes, default=None
+        Axes to draw into; a new figure when ``None``. A tree ensemble layer
+        drawn whole takes a sequence or array of at least ``n_trees`` axes
+        (e.g. from ``plt.subplots``), tree ``t`` in the ``t``-th (flattened
+        order); a single Axes then raises :class:`ValueError`.
 
     Returns
     -------
     texts : list of matplotlib.text.Text
-        One per drawn node (its box is ``text.get_bbox_patch()``).
+        One per drawn node (its box is ``text.get_bbox_patch()``); for a
+        tree ensemble layer drawn whole, the nodes of every tree, tree after
+        tree (``text.axes`` is the tree's axes).
     """
     try:
         import matplotlib  # noqa: F401
@@ -262,13 +305,45 @@ def plot_tree(
         raise ImportError(
             "plot_tree requires matplotlib: pip install 'sklearn-difftrees[plot]'."
         ) from exc
-    from ._tree_plot import draw_view
+    from ._tree_plot import draw_view, draw_views
 
+    whole = None if tree_index is not None else tree_views(
+        decision_tree, feature_names=feature_names, class_names=class_names,
+        decimals=decimals, top_k=top_k)
+    if whole is not None:
+        views, titles = whole
+        if max_depth is not None:
+            views = [v.truncate(max_depth) for v in views]
+        axes = _ensemble_axes(ax, decision_tree, len(views))
+        return draw_views(views, titles=titles, axes=axes, fontsize=fontsize, filled=filled)
     view = tree_view(decision_tree, tree_index=tree_index, feature_names=feature_names,
                      class_names=class_names, decimals=decimals, top_k=top_k)
     if max_depth is not None:
         view = view.truncate(max_depth)
     return draw_view(view, ax=ax, fontsize=fontsize, filled=filled)
+
+
+def _ensemble_axes(ax, est, n):
+    """The ``n`` axes that ``plot_tree`` draws an ensemble's trees into
+    (``None``: a new figure)."""
+    if ax is None:
+        return None
+    from matplotlib.axes import Axes
+
+    name = type(est).__name__
+    if isinstance(ax, Axes):
+        raise ValueError(
+            f"{name} has {n} trees and ax is a single Axes: pass tree_index=i to draw "
+            f"tree i into it, a sequence of {n} Axes (e.g. plt.subplots(1, {n})[1]), "
+            "or ax=None (a new figure with all the trees)."
+        )
+    axes = list(np.asarray(ax, dtype=object).ravel())
+    if len(axes) < n or not all(isinstance(a, Axes) for a in axes):
+        raise ValueError(
+            f"{name} has {n} trees: ax must hold at least {n} matplotlib Axes (one per "
+            f"tree); got {len(axes)} item(s). Pass tree_index=i to draw one tree."
+        )
+    return axes[:n]
 
 
 @validate_params(
@@ -294,6 +369,11 @@ def export_graphviz(
     Python package; no Graphviz is needed to write the file. Node ids are
     heap indices (children of ``i``: ``2i+1`` left, ``2i+2`` right);
     pass-through nodes are not written (see :func:`export_text`).
+
+    A tree ensemble layer (:class:`TreeEnsembleLayerClassifier`, ...)
+    without ``tree_index`` is written whole, as :func:`export_text` prints
+    it: one graph with one subgraph ``cluster_<t>`` per soft tree, labelled
+    ``tree <t>``, whose node ``i`` has the id ``t<t>_<i>``.
 
     Parameters
     ----------
@@ -338,8 +418,10 @@ def export_graphviz(
     top_k : int, default=3
         Features written per split.
     tree_index : int, default=None
-        For an ensemble: the member (or soft tree) to write; required for
-        ensembles.
+        For an ensemble: the member (or soft tree) to write. Required for a
+        forest (:class:`TypeError` without it); a tree ensemble layer
+        without it is written whole (all its soft trees). Out of range:
+        :class:`ValueError`.
 
     Returns
     -------
@@ -348,15 +430,24 @@ def export_graphviz(
     """
     if precision is not None:
         decimals = precision
-    view = tree_view(decision_tree, tree_index=tree_index, feature_names=feature_names,
-                     class_names=class_names, decimals=decimals, top_k=top_k)
-    if max_depth is not None:
-        view = view.truncate(max_depth)
-    dot = render_dot(
-        view, label=label, filled=filled, leaves_parallel=leaves_parallel, impurity=impurity,
-        node_ids=node_ids, proportion=proportion, rotate=rotate, rounded=rounded,
-        special_characters=special_characters, fontname=fontname, decimals=decimals,
-    )
+    opts = dict(label=label, filled=filled, leaves_parallel=leaves_parallel,
+                impurity=impurity, node_ids=node_ids, proportion=proportion, rotate=rotate,
+                rounded=rounded, special_characters=special_characters, fontname=fontname,
+                decimals=decimals)
+    whole = None if tree_index is not None else tree_views(
+        decision_tree, feature_names=feature_names, class_names=class_names,
+        decimals=decimals, top_k=top_k)
+    if whole is not None:
+        views, titles = whole
+        if max_depth is not None:
+            views = [v.truncate(max_depth) for v in views]
+        dot = render_dot_trees(views, titles, **opts)
+    else:
+        view = tree_view(decision_tree, tree_index=tree_index, feature_names=feature_names,
+                         class_names=class_names, decimals=decimals, top_k=top_k)
+        if max_depth is not None:
+            view = view.truncate(max_depth)
+        dot = render_dot(view, **opts)
     if out_file is None:
         return dot
     if isinstance(out_file, str):

@@ -1,6 +1,8 @@
 """Rendering of the soft trees of a fitted tree ensemble layer: the tree view
 of one soft tree (``plot_tree`` / ``export_graphviz`` / ``export_text`` with
-``tree_index``) and the text report of all of them (``export_text``)."""
+``tree_index``), the number of trees (without ``tree_index``, ``plot_tree``
+and ``export_graphviz`` show every tree) and the text report of all of them
+(``export_text``)."""
 
 import numpy as np
 from sklearn.base import is_classifier
@@ -38,18 +40,14 @@ class _TELExportMixin:
             notes.append("intercept: [" + ", ".join(fmt.format(v) for v in self.intercept_) + "]")
         return notes
 
+    def _n_tree_views(self):
+        """The number of fitted soft trees (hook of the core's exports, which
+        check ``tree_index`` against it and show them all without it)."""
+        return self.weights_.shape[0]
+
     def _tree_view(self, tree_index, names, class_names, decimals, top_k):
-        """The view of soft tree ``tree_index`` (hook of the core's exports)."""
-        if tree_index is None:
-            raise TypeError(
-                f"{type(self).__name__} is an ensemble of {self.n_trees} soft trees: pass "
-                f"tree_index=i (0 <= i < {self.n_trees}) to show tree i, e.g. "
-                "plot_tree(model, tree_index=0)."
-            )
-        if not 0 <= tree_index < self.n_trees:
-            raise ValueError(
-                f"tree_index must be in [0, {self.n_trees - 1}]; got {tree_index}."
-            )
+        """The view of soft tree ``tree_index`` (hook of the core's exports,
+        which check that ``0 <= tree_index < _n_tree_views()``)."""
         t = int(tree_index)
         clf = is_classifier(self)
         n_int = self.weights_.shape[1]
@@ -90,7 +88,7 @@ class _TELExportMixin:
         """``export_text`` without ``tree_index``: every soft tree in turn."""
         check_is_fitted(self)
         lines = [f"# {note}" for note in self._export_notes(decimals)]
-        for t in range(self.n_trees):
+        for t in range(self._n_tree_views()):
             view = tree_view(self, tree_index=t, feature_names=feature_names,
                              class_names=class_names, decimals=decimals, top_k=top_k)
             lines.append(f"tree {t}")
