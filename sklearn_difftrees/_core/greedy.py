@@ -20,6 +20,16 @@ greedy tree of each depth cross-validates:
   (:func:`floor_fallback`; each method builds them in its own fitted format,
   e.g. from :func:`cart_to_complete` or :func:`cart_splits`).
 
+Where these CARTs are grown on many rows, :class:`FeatureBins` makes them
+cheaper, as HistGradientBoosting does: each column is mapped once to at
+most :data:`MAX_BINS` ordered codes (every distinct value its own code when
+there are that few, else quantile bins), scikit-learn grows the tree on the
+codes (sorting a node's rows then costs far less), and
+:func:`fit_cart` with ``bins`` maps the thresholds back, so that the CART
+routes raw rows. On a column with at most :data:`MAX_BINS` distinct values
+the binned CART splits the rows as the exact one does (same candidate
+splits; a threshold falling in a gap between a node's values may differ).
+
 Nothing here imports torch or knows a method.
 """
 
@@ -32,6 +42,8 @@ from sklearn.utils import check_random_state
 
 __all__ = [
     "FLOOR_DEPTH",
+    "FeatureBins",
+    "MAX_BINS",
     "GreedyReference",
     "cart_splits",
     "cart_to_complete",
@@ -46,6 +58,64 @@ __all__ = [
 #: Depth of the greedy floor's reference: a trained tree must fit its
 #: training rows at least as well as two greedy levels.
 FLOOR_DEPTH = 2
+
+#: Most codes per column of :class:`FeatureBins` (HistGradientBoosting's 255
+#: plus one: it keeps one for missing values, which are refused here).
+MAX_BINS = 256
+
+
+class FeatureBins:
+    """Ordered integer codes of every column, for growing CARTs faster.
+
+    Column ``j``'s bin edges are the midpoints between its consecutive
+    distinct values when it has at most ``max_bins`` of them, else the
+    midpoints of its ``max_bins`` quantile bins (as HistGradientBoosting's
+    binning; weights are ignored). A value's code is the number of edges
+    below it, so ``code <= k`` iff ``value <= edges[k]``.
+
+    Parameters
+    ----------
+    Z : ndarray of shape (n_samples, n_features)
+        Rows whose columns define the bins.
+    max_bins : int, default=MAX_BINS
+        Most codes per column.
+    """
+
+    def __init__(self, Z, max_bins=MAX_BINS):
+        self.edges = []
+        for col in np.asarray(Z, dtype=np.float64).T:
+            distinct = np.unique(col)
+            if distinct.size <= max_bins:
+                edges = 0.5 * (distinct[:-1] + distinct[1:])
+            else:
+                edges = np.unique(np.percentile(col, np.linspace(0, 100, max_bins + 1)[1:-1],
+                                                method="midpoint"))
+            self.edges.append(edges)
+
+    def transform(self, Z):
+        """Codes of the rows ``Z``: float32 array of its shape (what sklearn's
+        trees work in, so that they do not copy it)."""
+        Z = np.asarray(Z, dtype=np.float64)
+        codes = np.empty(Z.shape, dtype=np.float32)
+        for j, edges in enumerate(self.edges):
+            codes[:, j] = np.searchsorted(edges, Z[:, j], side="left")
+        return codes
+
+    def threshold(self, feature, code_threshold):
+        """Raw threshold of the split ``code <= code_threshold`` of ``feature``:
+        the edge of the largest code on its left."""
+        return self.edges[feature][int(np.floor(code_threshold))]
+
+    def to_raw(self, cart):
+        """Map the thresholds of ``cart``, grown on codes, to raw values (in
+        place); returns ``cart``, which then routes raw rows."""
+        t = cart.tree_
+        split = np.flatnonzero(t.children_left != -1)
+        thresholds = t.threshold  # a writable view of the tree's nodes
+        for node in split:
+            thresholds[node] = self.threshold(int(t.feature[node]), thresholds[node])
+        return cart
+
 
 #: The greedy floor's reference (:func:`greedy_reference`): its training
 #: ``score``, the ``criterion`` it was grown with and the fitted ``cart``.
@@ -82,7 +152,9 @@ def cv_depth(Z, Y, w, *, max_depth, classification, n_folds, seed, min_depth=1):
     ``max_depth`` per fold and scored cut at every depth
     (:func:`_truncated_scores`); the depth with the best mean validation
     score among depths ``>= min_depth`` wins (ties: the shallower). Folds
-    are stratified when every class has ``n_folds`` rows. Returns
+    are stratified when every class has ``n_folds`` rows. ``Z`` may hold
+    codes (:meth:`FeatureBins.transform`): the scores are the binned CARTs'.
+    Returns
     ``(depth, mean scores of every depth 1..max_depth)``.
     """
     from sklearn.model_selection import KFold, StratifiedKFold
@@ -156,12 +228,14 @@ def row_subsample(n, max_rows, rng):
     return np.sort(check_random_state(rng).choice(n, max_rows, replace=False))
 
 
-def fit_cart(Z, Y, w, *, depth, classification, seed, criterion=None, **params):
+def fit_cart(Z, Y, w, *, depth, classification, seed, criterion=None, bins=None, **params):
     """scikit-learn's CART of ``max_depth=depth`` fitted on ``(Z, Y, w)``.
 
     ``criterion`` defaults to ``"entropy"`` (information gain) for the
     classifier and ``"squared_error"`` for the regressor; ``params`` go to
-    the tree (e.g. ``min_samples_leaf``).
+    the tree (e.g. ``min_samples_leaf``). With ``bins`` (a
+    :class:`FeatureBins`), ``Z`` holds the rows' codes
+    (``bins.transform``) and the returned CART's thresholds are raw values.
     """
     if classification:
         cart = DecisionTreeClassifier(criterion=criterion or "entropy", max_depth=depth,
@@ -169,7 +243,8 @@ def fit_cart(Z, Y, w, *, depth, classification, seed, criterion=None, **params):
     else:
         cart = DecisionTreeRegressor(criterion=criterion or "squared_error", max_depth=depth,
                                      random_state=seed, **params)
-    return cart.fit(Z, Y, sample_weight=w)
+    cart.fit(Z, Y, sample_weight=w)
+    return cart if bins is None else bins.to_raw(cart)
 
 
 def fit_score(pred, Y, w, classification):
@@ -185,7 +260,7 @@ def fit_score(pred, Y, w, classification):
 
 
 def greedy_reference(Z, Y, w, *, depth, classification, seed, grow=slice(None), score=None,
-                     **params):
+                     bins=None, **params):
     """The greedy floor: the better-fitting shallow CART and its training score.
 
     CARTs of depth ``min(depth, FLOOR_DEPTH)`` are grown on the rows
@@ -193,15 +268,18 @@ def greedy_reference(Z, Y, w, *, depth, classification, seed, grow=slice(None), 
     ``"gini"`` (the regressor: ``"squared_error"`` only) and scored on all
     of ``(Z, Y, w)``: by ``score(cart)`` when given (a method scoring the
     tree as it would represent it), else by :func:`fit_score` of the CART's
-    own predictions. Returns the best :data:`GreedyReference` (ties: the
-    first criterion).
+    own predictions. With ``bins`` (a :class:`FeatureBins`) they are grown
+    on the codes of those rows. Returns the best :data:`GreedyReference`
+    (ties: the first criterion).
     """
     Zg, Yg, wg = Z[grow], Y[grow], w[grow]
+    if bins is not None:
+        Zg = bins.transform(Zg)
     best = None
     for criterion in ("entropy", "gini") if classification else ("squared_error",):
         cart = fit_cart(Zg, Yg, wg, depth=min(depth, FLOOR_DEPTH),
                         classification=classification, seed=seed, criterion=criterion,
-                        **params)
+                        bins=bins, **params)
         s = (score(cart) if score is not None
              else fit_score(cart.predict(Z), Y, w, classification))
         if best is None or s > best.score:

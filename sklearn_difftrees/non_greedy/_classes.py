@@ -13,6 +13,7 @@ from .._core.base import BaseObliqueTree, TreeClassifierMixin, TreeRegressorMixi
 from .._core.batching import resolve_batching
 from .._core.greedy import (
     FLOOR_DEPTH,
+    FeatureBins,
     cart_to_complete,
     cv_depth,
     fit_cart,
@@ -127,24 +128,26 @@ class _BaseNonGreedy(BaseObliqueTree):
                                      self._n_leaf_outputs)
         return W, b, theta_cart[leaf_node]
 
-    def _init_cart(self, Z, Y, w, seed, depth):
-        """Greedy axis-aligned start: CART at ``depth`` (entropy / squared error)."""
-        cart = fit_cart(Z, Y, w, depth=depth, classification=is_classifier(self), seed=seed)
+    def _init_cart(self, Z, Y, w, seed, depth, bins):
+        """Greedy axis-aligned start: CART at ``depth`` (entropy / squared error),
+        grown on the rows' codes of ``bins``."""
+        cart = fit_cart(bins.transform(Z), Y, w, depth=depth, classification=is_classifier(self), seed=seed,
+                        bins=bins)
         return self._embed_cart(cart, Z, Y, w, depth)
 
     def _train_score(self, Z, Y, w, W, b, theta):
         """Training score (accuracy / R^2) of a complete tree on ``(Z, Y, w)``."""
         return self._leaf_score(apply_leaves(Z, W, b), theta, Y, w)
 
-    def _greedy_floor(self, Z, Y, w, grow, seed, depth, W, b, theta):
+    def _greedy_floor(self, Z, Y, w, grow, seed, depth, W, b, theta, bins):
         """The tree to return: ``(W, b, theta)``, or a greedy tree if it fits worse.
 
         The reference is the core's greedy floor
         (:func:`~sklearn_difftrees._core.greedy.greedy_reference`: the
         better-fitting CART of depth ``min(depth, FLOOR_DEPTH)``; classifier:
-        information gain or Gini) grown on the rows ``grow`` (all, or the
-        start's subsample) of ``(Z, Y, w)`` and scored as embedded in the
-        complete tree. When ``(W, b, theta)`` scores below it on ``(Z, Y, w)``,
+        information gain or Gini) grown on the codes (``bins``) of the rows
+        ``grow`` (all, or the start's subsample) of ``(Z, Y, w)`` and scored
+        as embedded in the complete tree. When ``(W, b, theta)`` scores below it on ``(Z, Y, w)``,
         the greedy tree of ``depth`` with the reference's criterion is
         returned instead (or the reference itself, should it fit better).
         Returns ``(W, b, theta, fell_back)``.
@@ -157,13 +160,13 @@ class _BaseNonGreedy(BaseObliqueTree):
 
         ref = greedy_reference(
             Z, Y, w, depth=depth, classification=classification, seed=seed, grow=grow,
-            score=lambda cart: self._train_score(Z, Y, w, *embed(cart)),
+            score=lambda cart: self._train_score(Z, Y, w, *embed(cart)), bins=bins,
         )
         if self._train_score(Z, Y, w, W, b, theta) >= ref.score:
             return W, b, theta, False
-        deep = [("deep", lambda: embed(fit_cart(Zg, Yg, wg, depth=depth, seed=seed,
-                                                classification=classification,
-                                                criterion=ref.criterion)))]
+        deep = [("deep", lambda: embed(fit_cart(bins.transform(Zg), Yg, wg, depth=depth,
+                                                seed=seed, classification=classification,
+                                                criterion=ref.criterion, bins=bins)))]
         _, tree = floor_fallback(ref, lambda tree: self._train_score(Z, Y, w, *tree),
                                  (deep if depth > FLOOR_DEPTH else [])
                                  + [("reference", lambda: embed(ref.cart))])
@@ -221,9 +224,11 @@ class _BaseNonGreedy(BaseObliqueTree):
         Z_all, Y_all, w_all = Z_fit, Y_fit, w_fit
         sub_all = _start_rows(self.batch_size, Z_fit.shape[0],
                               rng if self.max_depth == "auto" else np.random.RandomState(seed))
+        # The greedy trees (depth choice, start, floor) grow on binned codes.
+        bins = FeatureBins(Z_all[sub_all])
         if self.max_depth == "auto":
             depth, self.depth_scores_ = cv_depth(
-                Z_all[sub_all], Y_all[sub_all], w_all[sub_all],
+                bins.transform(Z_all[sub_all]), Y_all[sub_all], w_all[sub_all],
                 max_depth=AUTO_MAX_DEPTH, min_depth=AUTO_MIN_DEPTH,
                 classification=is_classifier(self), n_folds=AUTO_CV_FOLDS, seed=seed,
             )
@@ -247,10 +252,10 @@ class _BaseNonGreedy(BaseObliqueTree):
                 Z_fit[sub], Y_fit[sub], w_fit[sub], depth=depth, loss=self._loss,
                 n_outputs=n_out, nu=self.nu, learning_rate=self.learning_rate,
                 momentum=self.momentum, n_epochs=self.co2_iter,
-                batch_size=batch, rng=train_rng,
+                batch_size=batch, rng=train_rng, bins=bins, codes=bins.transform(Z_fit[sub]),
             )
         else:
-            W, b, theta = self._init_cart(Z_fit[sub], Y_fit[sub], w_fit[sub], seed, depth)
+            W, b, theta = self._init_cart(Z_fit[sub], Y_fit[sub], w_fit[sub], seed, depth, bins)
         self.init_tree_ = self._make_tree(W, b, theta, X[keep], sample_weight[keep])
         # The start as early stopping evaluated it (closed-form leaves with
         # refit_leaves), in case the validation score prefers it in the end.
@@ -286,7 +291,7 @@ class _BaseNonGreedy(BaseObliqueTree):
         self.greedy_fallback_ = False
         if self.greedy_floor:  # never fit the rows worse than two greedy levels
             W, b, theta, self.greedy_fallback_ = self._greedy_floor(
-                Z_all, Y_all, w_all, sub_all, seed, depth, W, b, theta)
+                Z_all, Y_all, w_all, sub_all, seed, depth, W, b, theta, bins)
         self.tree_ = self._make_tree(W, b, theta, X[keep], sample_weight[keep])
         self.n_active_leaves_ = self.tree_.n_leaves
         check_finite_model(self, X)

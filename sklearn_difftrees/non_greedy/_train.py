@@ -21,11 +21,11 @@ import math
 import time
 
 import numpy as np
-from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from .._core._monitor import EpochMonitor
 from .._core.batching import RowStream
 from .._kernels._routing import _apply_oblique
+from .._kernels._stump import _best_level_splits
 from ._lai import accumulate_split_grad, leaf_losses, loss_augmented_inference
 
 __all__ = [
@@ -95,20 +95,60 @@ def _leaf_grad(theta_rows, Yb, loss):
     return 2.0 * (theta_rows - Yb)
 
 
-def _stump(Z, Y, w, loss, nu, seed):
-    """Best axis-aligned split (information gain / squared error) as ``(w, b)`` or None."""
+def level_stumps(codes, Y, w, local, n_lvl, skip, bins, loss, nu):
+    """Best axis-aligned split of every node of a level, as rows of ``[W, b]``.
+
+    Node ``j``'s samples are those with ``local == j``; its split maximizes
+    the information gain (``loss="log"``, ``Y`` class codes) or the decrease
+    of the squared error (``Y`` of shape (n, n_outputs)), as
+    scikit-learn's CART stump does, among the boundaries between the
+    ``codes`` of ``bins`` (a
+    :class:`~sklearn_difftrees._core.greedy.FeatureBins`) present in the node
+    (the compiled ``cython_src/_stump.pyx``). Node ``j`` gets no split
+    (``found[j]`` False, a zero row) where ``skip[j]``, where it holds fewer
+    than two samples, where its samples are pure (one class /
+    equal targets) or where no feature separates them. Returns
+    ``(W, b, found)``: rows of norm ``nu``, ``w z + b > 0`` iff the raw
+    value exceeds the threshold (right, ties left, as in CART).
+    """
+    n, p = codes.shape
     if loss == "log":
-        cart = DecisionTreeClassifier(criterion="entropy", max_depth=1, random_state=seed)
+        K = int(Y.max()) + 1 if n else 1
+        stats = np.zeros((n, K))
+        stats[np.arange(n), Y] = w
+        per = np.bincount(local * K + Y, weights=w, minlength=n_lvl * K).reshape(n_lvl, K)
+        pure = (per > 0).sum(axis=1) <= 1
+        criterion = 0
     else:
-        cart = DecisionTreeRegressor(max_depth=1, random_state=seed)
-    cart.fit(Z, Y, sample_weight=w)
-    if cart.tree_.node_count < 3:
-        return None
-    f, t = cart.tree_.feature[0], cart.tree_.threshold[0]
-    c = nu / np.sqrt(1.0 + t * t)
-    row = np.zeros(Z.shape[1])
-    row[f] = c
-    return row, -c * t
+        Yr = Y.reshape(n, -1)
+        stats = np.column_stack([w, w[:, None] * Yr])
+        wsum = np.bincount(local, weights=w, minlength=n_lvl)
+        safe = np.maximum(wsum, 1e-300)[:, None]
+        mean = np.stack([np.bincount(local, weights=w * y, minlength=n_lvl) for y in Yr.T], 1)
+        sq = np.stack([np.bincount(local, weights=w * y * y, minlength=n_lvl) for y in Yr.T], 1)
+        pure = ((sq / safe - (mean / safe) ** 2).mean(axis=1)
+                <= np.finfo(np.float64).eps)  # scikit-learn's impurity <= EPSILON
+        criterion = 1
+    order = np.argsort(local, kind="stable").astype(np.int64)
+    starts = np.concatenate([[0], np.cumsum(np.bincount(local, minlength=n_lvl))]).astype(np.int64)
+    n_codes = max(e.size for e in bins.edges) + 1
+    feature = np.empty(n_lvl, dtype=np.int64)
+    code = np.empty(n_lvl, dtype=np.int64)
+    _best_level_splits(
+        np.ascontiguousarray(codes, dtype=np.float32), np.ascontiguousarray(stats), order,
+        starts, (np.asarray(skip, dtype=bool) | pure).astype(np.uint8), criterion, feature,
+        code, np.zeros((p, n_codes, stats.shape[1])), np.zeros((p, n_codes), dtype=np.int64),
+        np.zeros(stats.shape[1]), np.zeros(stats.shape[1]), np.zeros((p, 2), dtype=np.int64),
+    )
+    found = feature >= 0
+    W = np.zeros((n_lvl, p))
+    b = np.zeros(n_lvl)
+    for j in np.flatnonzero(found):
+        t = bins.edges[feature[j]][code[j]]
+        c = nu / np.sqrt(1.0 + t * t)
+        W[j, feature[j]] = c
+        b[j] = -c * t
+    return W, b, found
 
 
 def _stump_losses(Z, Y, w, local, rows, Wl, bl, n_lvl, loss, K):
@@ -121,7 +161,7 @@ def _stump_losses(Z, Y, w, local, rows, Wl, bl, n_lvl, loss, K):
 
 
 def co2_tree(Z, Y, w, *, depth, loss, n_outputs, nu, learning_rate, momentum, n_epochs,
-             batch_size, rng):
+             batch_size, rng, bins, codes):
     """Greedy CO2 tree (Norouzi et al., 2015b), grown top-down: ``(W, b, theta)``.
 
     Level by level, every node receives the samples routed to it by the
@@ -138,7 +178,9 @@ def co2_tree(Z, Y, w, *, depth, loss, n_outputs, nu, learning_rate, momentum, n_
     proportions (mean targets) of their samples; a leaf without samples gets
     those of its deepest ancestor with samples. A refined split is kept only
     if it lowers the node's empirical loss (its stump with closed-form
-    leaves) below that of the axis-aligned start.
+    leaves) below that of the axis-aligned start. The axis-aligned splits are
+    searched on the rows' ``codes`` of ``bins`` (a
+    :class:`~sklearn_difftrees._core.greedy.FeatureBins`).
     """
     n, p = Z.shape
     m = 2**depth - 1
@@ -152,22 +194,11 @@ def co2_tree(Z, Y, w, *, depth, loss, n_outputs, nu, learning_rate, momentum, n_
         off = 2**level - 1
         n_lvl = 2**level
         local = node - off
-        counts = np.bincount(local, minlength=n_lvl)
-        order = np.argsort(local, kind="stable")  # samples grouped by node
-        ends = np.cumsum(counts)
-        for j in range(n_lvl):
-            heap = off + j
-            if heap > 0 and dead[(heap - 1) // 2]:
-                dead[heap] = True
-                continue
-            rows = order[ends[j] - counts[j] : ends[j]] if counts[j] >= 2 else None
-            split = None
-            if rows is not None:
-                split = _stump(Z[rows], Y[rows], w[rows], loss, nu, int(rng.randint(2**31 - 1)))
-            if split is None:
-                dead[heap] = True
-            else:
-                W[heap], b[heap] = split
+        parent_dead = (dead[(np.arange(off, off + n_lvl) - 1) // 2] if level
+                       else np.zeros(1, dtype=bool))
+        W[off : off + n_lvl], b[off : off + n_lvl], found = level_stumps(
+            codes, Y, w, local, n_lvl, parent_dead, bins, loss, nu)
+        dead[off : off + n_lvl] = ~found
         live_nodes = ~dead[off : off + n_lvl]
         idx_live = np.flatnonzero(live_nodes[local])
         if idx_live.size and n_epochs > 0:

@@ -1,0 +1,114 @@
+"""Greedy trees grown on binned features: the core's ``FeatureBins`` and the
+compiled stump search of NonGreedy's CO2 start (``cython_src/_stump.pyx``).
+
+* A code ``<= k`` iff the raw value ``<= edges[k]``; a column with at most
+  ``max_bins`` distinct values gets one code per value, so a CART grown on
+  its codes is the CART grown on the raw values (same splits of the rows;
+  a threshold may differ inside a gap between a node's values).
+* ``fit_cart(..., bins=)`` returns a CART whose raw thresholds route raw rows
+  exactly as the tree grown on the codes routes their codes.
+* ``level_stumps`` against an independent oracle: scikit-learn's depth-1
+  CART grown on the same codes of each node's rows (same existence of a
+  split, same impurity decrease), for both criteria, weights, ties and
+  several nodes per level (some skipped, some pure, some with one row).
+"""
+
+import numpy as np
+import pytest
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+from sklearn_difftrees._core.greedy import FeatureBins, fit_cart
+from sklearn_difftrees.non_greedy._train import level_stumps
+
+
+def test_codes_order_values_by_the_edges():
+    rng = np.random.RandomState(0)
+    Z = np.column_stack([rng.randn(5000), rng.randint(0, 7, 5000), np.full(5000, 2.5)])
+    bins = FeatureBins(Z, max_bins=32)
+    codes = bins.transform(Z)
+    assert codes.dtype == np.float32
+    assert [e.size for e in bins.edges] == [31, 6, 0]
+    for j, edges in enumerate(bins.edges):
+        for k, edge in enumerate(edges):
+            np.testing.assert_array_equal(codes[:, j] <= k, Z[:, j] <= edge)
+    assert (codes[:, 2] == 0).all()
+
+
+@pytest.mark.parametrize("classification", [True, False])
+def test_cart_on_few_distinct_values_is_the_exact_cart(classification):
+    rng = np.random.RandomState(1)
+    Z = rng.randint(0, 40, size=(600, 4)) * 0.37 - 3.0  # 40 values per column
+    Y = (Z[:, 0] + Z[:, 1] > 0).astype(int) if classification else Z[:, 0] * Z[:, 2]
+    w = rng.rand(600) + 0.5
+    bins = FeatureBins(Z)
+    exact = fit_cart(Z, Y, w, depth=4, classification=classification, seed=0)
+    binned = fit_cart(bins.transform(Z), Y, w, depth=4, classification=classification, seed=0,
+                      bins=bins)
+    np.testing.assert_array_equal(binned.apply(Z), exact.apply(Z))
+    np.testing.assert_array_equal(binned.tree_.feature, exact.tree_.feature)
+
+
+@pytest.mark.parametrize("classification", [True, False])
+def test_binned_cart_routes_raw_rows_as_its_codes(classification):
+    rng = np.random.RandomState(2)
+    Z = rng.standard_t(3, size=(3000, 5))
+    Y = (Z[:, 0] * Z[:, 1] > 0).astype(int) if classification else np.sin(Z[:, 0]) + Z[:, 3]
+    bins = FeatureBins(Z, max_bins=64)
+    codes = bins.transform(Z)
+    on_codes = fit_cart(codes, Y, np.ones(3000), depth=6, classification=classification,
+                        seed=0)
+    raw = fit_cart(codes, Y, np.ones(3000), depth=6, classification=classification, seed=0,
+                   bins=bins)
+    fresh = rng.standard_t(3, size=(2000, 5)) * 1.5  # unseen values, also outside the range
+    for rows in (Z, fresh):
+        np.testing.assert_array_equal(raw.apply(rows), on_codes.apply(bins.transform(rows)))
+
+
+def _impurity(rows, Y, w, classification):
+    """Weighted impurity sum (entropy / squared error) of a set of rows."""
+    ww = w[rows]
+    if classification:
+        p = np.bincount(Y[rows], weights=ww) / ww.sum()
+        p = p[p > 0]
+        return -ww.sum() * (p * np.log(p)).sum()
+    y = Y[rows].reshape(rows.size, -1)
+    return (ww[:, None] * (y - (ww[:, None] * y).sum(0) / ww.sum()) ** 2).sum()
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_level_stumps_match_sklearn_stumps(seed):
+    rng = np.random.RandomState(seed)
+    classification = seed % 2 == 0
+    n, p, n_lvl = rng.randint(2, 400), rng.randint(1, 6), rng.choice([1, 4, 8])
+    Z = rng.randn(n, p).round(rng.choice([0, 1, 3]))  # ties and coarse values
+    Y = (rng.randint(0, rng.randint(2, 5), n) if classification
+         else rng.randn(n, rng.randint(1, 3)).squeeze())
+    w = rng.rand(n) + 0.1
+    local = rng.randint(0, n_lvl, n)
+    if n_lvl > 1:  # a pure node and a one-row node
+        Y[local == 1] = Y[local == 1][0]
+        local[local == 2] = 3
+        local[np.flatnonzero(local == 3)[:1]] = 2
+    skip = rng.rand(n_lvl) < 0.2
+    bins = FeatureBins(Z, max_bins=int(rng.choice([4, 16, 256])))
+    codes = bins.transform(Z)
+    W, b, found = level_stumps(codes, Y, w, local, n_lvl, skip, bins,
+                               "log" if classification else "squared", 1.0)
+    np.testing.assert_allclose(np.hypot(np.linalg.norm(W, axis=1), b)[found], 1.0)
+    for j in range(n_lvl):
+        rows = np.flatnonzero(local == j)
+        if skip[j] or rows.size < 2:
+            assert not found[j]
+            continue
+        cart = (DecisionTreeClassifier(criterion="entropy", max_depth=1) if classification
+                else DecisionTreeRegressor(max_depth=1))
+        cart.fit(codes[rows], Y[rows], sample_weight=w[rows])
+        assert found[j] == (cart.tree_.node_count == 3)
+        if not found[j]:
+            assert not W[j].any() and b[j] == 0
+            continue
+        mine = rows[Z[rows] @ W[j] + b[j] <= 0]
+        theirs = rows[codes[rows, cart.tree_.feature[0]] <= cart.tree_.threshold[0]]
+        gain = [_impurity(np.setdiff1d(rows, left), Y, w, classification)
+                + _impurity(left, Y, w, classification) for left in (mine, theirs)]
+        np.testing.assert_allclose(gain[0], gain[1], rtol=1e-9, atol=1e-9)
