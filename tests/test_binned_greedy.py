@@ -112,3 +112,48 @@ def test_level_stumps_match_sklearn_stumps(seed):
         gain = [_impurity(np.setdiff1d(rows, left), Y, w, classification)
                 + _impurity(left, Y, w, classification) for left in (mine, theirs)]
         np.testing.assert_allclose(gain[0], gain[1], rtol=1e-9, atol=1e-9)
+
+
+def test_values_closer_than_sklearns_feature_threshold_share_a_code():
+    one = np.nextafter(1.0, 0.0)
+    Z = np.array([[1.0, 1e308], [one, 1.5e308], [1.0 + 5e-8, 1.7e308], [2.0, 1e308]])
+    bins = FeatureBins(Z)
+    codes = bins.transform(Z)
+    assert codes[:3, 0].tolist() == [0, 0, 0] and codes[3, 0] == 1  # noise merged
+    assert np.isfinite(bins.edges[1]).all() and len(set(codes[:, 1])) == 3  # no overflow
+    tiny = FeatureBins(np.array([[5e-324], [1e-323], [1.5e-323]]))
+    assert tiny.edges[0].size == 0  # subnormal neighbours: one code
+
+
+def test_codes_per_column_at_and_above_max_bins():
+    col = np.arange(256.0)
+    assert FeatureBins(col[:, None]).edges[0].size == 255  # one code per value
+    many = FeatureBins(np.arange(1000.0)[:, None])
+    assert many.edges[0].size == 255  # quantile bins
+    codes = many.transform(np.arange(1000.0)[:, None])[:, 0]
+    assert np.all(np.diff(codes) >= 0) and np.bincount(codes.astype(int)).min() >= 3
+
+
+def test_mapping_a_cart_twice_is_refused():
+    rng = np.random.RandomState(3)
+    Z = rng.randn(300, 3)
+    y = (Z[:, 0] > 0.2).astype(int)
+    bins = FeatureBins(Z)
+    cart = fit_cart(bins.transform(Z), y, np.ones(300), depth=3, classification=True, seed=0,
+                    bins=bins)
+    with pytest.raises(ValueError, match="not those of binned codes"):
+        bins.to_raw(cart)
+
+
+def test_non_greedy_ignores_the_rounding_noise_of_a_constant_column():
+    # Labels hidden in a column constant up to 1e-13 (its values are noise to
+    # the fitted tree, which drops the column): the greedy trees must not
+    # split on it either (this diverged when they did).
+    from sklearn_difftrees import NonGreedyObliqueTreeClassifier
+
+    rng = np.random.RandomState(0)
+    y = rng.randint(0, 2, 200)
+    X = np.column_stack([1 + 1e-13 * y, rng.randn(200)])
+    est = NonGreedyObliqueTreeClassifier(max_depth=2, max_iter=3, random_state=0).fit(X, y)
+    assert not est.tree_.weights[:, 0].any()
+    assert not est.init_tree_.weights[:, 0].any()

@@ -138,6 +138,18 @@ def tree_views(est, *, feature_names=None, class_names=None, decimals=2, top_k=3
     return views, [f"tree {t}" for t in range(n)]
 
 
+def _whole_views(est, tree_index, feature_names, class_names, decimals, top_k, max_depth):
+    """:func:`tree_views` cut at ``max_depth``, or ``None`` when ``tree_index``
+    is given or the estimator is not shown whole (the exports' shared step)."""
+    whole = None if tree_index is not None else tree_views(
+        est, feature_names=feature_names, class_names=class_names, decimals=decimals,
+        top_k=top_k)
+    if whole is None or max_depth is None:
+        return whole
+    views, titles = whole
+    return [v.truncate(max_depth) for v in views], titles
+
+
 def _single_tree_view(est, names, class_names, decimals, top_k):
     own = getattr(est.tree_, "_tree_view", None)  # a tree class that builds its view
     if own is None and not all(hasattr(est.tree_, a) for a in ("weights", "bias", "active")):
@@ -307,13 +319,10 @@ def plot_tree(
         ) from exc
     from ._tree_plot import draw_view, draw_views
 
-    whole = None if tree_index is not None else tree_views(
-        decision_tree, feature_names=feature_names, class_names=class_names,
-        decimals=decimals, top_k=top_k)
+    whole = _whole_views(decision_tree, tree_index, feature_names, class_names, decimals,
+                         top_k, max_depth)
     if whole is not None:
         views, titles = whole
-        if max_depth is not None:
-            views = [v.truncate(max_depth) for v in views]
         axes = _ensemble_axes(ax, decision_tree, len(views))
         return draw_views(views, titles=titles, axes=axes, fontsize=fontsize, filled=filled)
     view = tree_view(decision_tree, tree_index=tree_index, feature_names=feature_names,
@@ -434,13 +443,10 @@ def export_graphviz(
                 impurity=impurity, node_ids=node_ids, proportion=proportion, rotate=rotate,
                 rounded=rounded, special_characters=special_characters, fontname=fontname,
                 decimals=decimals)
-    whole = None if tree_index is not None else tree_views(
-        decision_tree, feature_names=feature_names, class_names=class_names,
-        decimals=decimals, top_k=top_k)
+    whole = _whole_views(decision_tree, tree_index, feature_names, class_names, decimals,
+                         top_k, max_depth)
     if whole is not None:
         views, titles = whole
-        if max_depth is not None:
-            views = [v.truncate(max_depth) for v in views]
         dot = render_dot_trees(views, titles, **opts)
     else:
         view = tree_view(decision_tree, tree_index=tree_index, feature_names=feature_names,

@@ -28,7 +28,8 @@ codes (sorting a node's rows then costs far less), and
 :func:`fit_cart` with ``bins`` maps the thresholds back, so that the CART
 routes raw rows. On a column with at most :data:`MAX_BINS` distinct values
 the binned CART splits the rows as the exact one does (same candidate
-splits; a threshold falling in a gap between a node's values may differ).
+splits, in float64; a threshold falling in a gap between a node's values
+may differ, and values closer than 1e-7 are never split, as in scikit-learn).
 
 Nothing here imports torch or knows a method.
 """
@@ -42,9 +43,10 @@ from sklearn.utils import check_random_state
 
 __all__ = [
     "FLOOR_DEPTH",
+    "FEATURE_THRESHOLD",
     "FeatureBins",
-    "MAX_BINS",
     "GreedyReference",
+    "MAX_BINS",
     "cart_splits",
     "cart_to_complete",
     "cv_depth",
@@ -64,19 +66,33 @@ FLOOR_DEPTH = 2
 MAX_BINS = 256
 
 
+#: scikit-learn's trees compare features in float32 and never separate two
+#: sorted values closer than this (its ``FEATURE_THRESHOLD``).
+FEATURE_THRESHOLD = 1e-7
+
+
 class FeatureBins:
     """Ordered integer codes of every column, for growing CARTs faster.
 
-    Column ``j``'s bin edges are the midpoints between its consecutive
-    distinct values when it has at most ``max_bins`` of them, else the
-    midpoints of its ``max_bins`` quantile bins (as HistGradientBoosting's
-    binning; weights are ignored). A value's code is the number of edges
-    below it, so ``code <= k`` iff ``value <= edges[k]``.
+    Sorted distinct values closer than :data:`FEATURE_THRESHOLD` share a
+    code (scikit-learn never splits between them, nor should a tree split
+    on rounding noise); when a column has at most ``max_bins`` such groups,
+    each gets its own code and the edge between two groups is
+    scikit-learn's threshold between them (``a/2 + b/2``, or ``a`` where
+    that rounds to ``b``), so that a CART grown on the codes splits the
+    rows as the CART grown on the values does. A column with more groups
+    gets the midpoints of ``max_bins`` quantile bins as edges, as
+    HistGradientBoosting's binning (weights are ignored; quantiles that
+    coincide merge, so a column dominated by a few values gets fewer
+    codes). A value's code is the number of edges below it: ``code <= k``
+    iff ``value <= edges[k]`` in float64, as the package's oblique trees
+    route (scikit-learn's own ``apply`` reads float32, which can differ for
+    values within float32 rounding of an edge).
 
     Parameters
     ----------
     Z : ndarray of shape (n_samples, n_features)
-        Rows whose columns define the bins.
+        Finite rows whose columns define the bins.
     max_bins : int, default=MAX_BINS
         Most codes per column.
     """
@@ -84,9 +100,13 @@ class FeatureBins:
     def __init__(self, Z, max_bins=MAX_BINS):
         self.edges = []
         for col in np.asarray(Z, dtype=np.float64).T:
-            distinct = np.unique(col)
-            if distinct.size <= max_bins:
-                edges = 0.5 * (distinct[:-1] + distinct[1:])
+            values = np.unique(col)
+            start = np.concatenate([[True], np.diff(values) > FEATURE_THRESHOLD])
+            if start.sum() <= max_bins:
+                # Between a group ending at a and the next starting at b.
+                a, b = values[np.roll(start, -1)][:-1], values[start][1:]
+                edges = a / 2.0 + b / 2.0  # scikit-learn's threshold
+                edges = np.where(edges == b, a, edges)
             else:
                 edges = np.unique(np.percentile(col, np.linspace(0, 100, max_bins + 1)[1:-1],
                                                 method="midpoint"))
@@ -108,12 +128,19 @@ class FeatureBins:
 
     def to_raw(self, cart):
         """Map the thresholds of ``cart``, grown on codes, to raw values (in
-        place); returns ``cart``, which then routes raw rows."""
+        place); returns ``cart``, whose thresholds then split raw rows (in
+        float64) as it split their codes. Raises ``ValueError`` on a CART whose thresholds are not
+        those of codes (e.g. one already mapped)."""
         t = cart.tree_
         split = np.flatnonzero(t.children_left != -1)
+        coded = t.threshold[split]
+        if np.any(coded < 0) or np.any(2 * coded != np.round(2 * coded)):
+            raise ValueError("the CART's thresholds are not those of binned codes")
+        raw = np.array([self.threshold(int(f), c) for f, c in zip(t.feature[split], coded)])
         thresholds = t.threshold  # a writable view of the tree's nodes
-        for node in split:
-            thresholds[node] = self.threshold(int(t.feature[node]), thresholds[node])
+        thresholds[split] = raw
+        if not np.array_equal(t.threshold[split], raw):  # a copy: nothing was written
+            raise RuntimeError("scikit-learn's tree_.threshold is not writable here")
         return cart
 
 

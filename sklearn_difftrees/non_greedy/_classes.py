@@ -122,10 +122,11 @@ class _BaseNonGreedy(BaseObliqueTree):
     def _embed_cart(self, cart, Z, Y, w, depth):
         """``(W, b, theta)`` of a complete tree of ``depth`` routing like ``cart``."""
         W, b, leaf_node = cart_to_complete(cart, depth, Z.shape[1], self.nu)
-        # Leaf parameters of every CART leaf from its training samples; every
-        # complete-tree leaf below a shallow CART leaf gets that leaf's.
-        theta_cart, _ = leaf_targets(cart.apply(Z), Y, w, cart.tree_.node_count, self._loss,
-                                     self._n_leaf_outputs)
+        # Leaf parameters of every CART leaf from the training samples the
+        # embedded tree routes to it (float64, as the fitted tree routes);
+        # every complete-tree leaf below a shallow CART leaf gets that leaf's.
+        theta_cart, _ = leaf_targets(leaf_node[apply_leaves(Z, W, b)], Y, w,
+                                     cart.tree_.node_count, self._loss, self._n_leaf_outputs)
         return W, b, theta_cart[leaf_node]
 
     def _init_cart(self, Z, Y, w, seed, depth, bins):
@@ -211,6 +212,9 @@ class _BaseNonGreedy(BaseObliqueTree):
             Y = Y.astype(np.float64)
         self._feature_mean, self._feature_scale = fit_standardizer(X, sample_weight)
         Z = (X - self._feature_mean) / self._feature_scale
+        # Numerically constant columns carry nothing (_make_tree drops their
+        # weights): exact zeros, so that no greedy tree splits on their noise.
+        Z[:, constant_columns(X, sample_weight)] = 0.0
 
         keep = np.flatnonzero(sample_weight > 0)  # zero weight == not in the data
         Z_fit, Y_fit, w_fit = Z[keep], Y[keep], sample_weight[keep]
@@ -252,7 +256,7 @@ class _BaseNonGreedy(BaseObliqueTree):
                 Z_fit[sub], Y_fit[sub], w_fit[sub], depth=depth, loss=self._loss,
                 n_outputs=n_out, nu=self.nu, learning_rate=self.learning_rate,
                 momentum=self.momentum, n_epochs=self.co2_iter,
-                batch_size=batch, rng=train_rng, bins=bins, codes=bins.transform(Z_fit[sub]),
+                batch_size=batch, rng=train_rng, bins=bins,
             )
         else:
             W, b, theta = self._init_cart(Z_fit[sub], Y_fit[sub], w_fit[sub], seed, depth, bins)

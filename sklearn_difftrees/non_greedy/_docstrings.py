@@ -18,7 +18,11 @@ _DOC_PARAMS = """
         ``depth_scores_``). The
         non-greedy tree starts from the greedy tree at that depth, so small
         noisy sets get shallow trees with few leaves and large many-class
-        sets deep ones. Costs three CART fits.
+        sets deep ones. Costs three CART fits. Every greedy tree of the fit
+        (these, the start, the greedy floor's) is grown on binned features:
+        at most 256 codes per standardized column, as HistGradientBoosting
+        bins them, with the thresholds mapped back to raw values (exact on
+        columns of at most 256 distinct values).
     nu : float, default=10.0
         Bound ``||[w_i, b_i]||_2 <= nu`` on every split's weights (on the
         standardized inputs, bias included), enforced by projection after
@@ -41,7 +45,10 @@ _DOC_PARAMS = """
         (information gain) of the samples reaching it and optimizes the
         depth-1 surrogate bound; the refined split is kept where it lowers
         the node's training loss. ``0`` starts SGD from CART itself
-        (``criterion="entropy"``, or squared error, at ``max_depth``).
+        (``criterion="entropy"``, or squared error, at ``max_depth``). The
+        axis-aligned splits of a level are found together on binned
+        features (see ``max_depth``; ties between equally good splits keep
+        the first feature).
     refit_leaves : bool, default=False
         Evaluate (for early stopping) and return the tree with closed-form
         leaves for its splits: smoothed class proportions (classifier) or

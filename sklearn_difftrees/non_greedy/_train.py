@@ -1,4 +1,4 @@
-"""Training of non-greedy oblique trees (numpy + the compiled ``_lai`` kernel).
+"""Training of non-greedy oblique trees (numpy + the compiled ``_lai`` and ``_stump`` kernels).
 
 Norouzi et al., "Efficient Non-greedy Optimization of Decision Trees",
 NeurIPS 2015. Everything here works in the standardized input space: node
@@ -32,6 +32,7 @@ __all__ = [
     "apply_leaves",
     "co2_tree",
     "leaf_targets",
+    "level_stumps",
     "project_rows",
     "sgd",
 ]
@@ -104,7 +105,9 @@ def level_stumps(codes, Y, w, local, n_lvl, skip, bins, loss, nu):
     scikit-learn's CART stump does, among the boundaries between the
     ``codes`` of ``bins`` (a
     :class:`~sklearn_difftrees._core.greedy.FeatureBins`) present in the node
-    (the compiled ``cython_src/_stump.pyx``). Node ``j`` gets no split
+    (the compiled ``cython_src/_stump.pyx``; weights ``w > 0``; ties between
+    equally good splits keep the first feature, where scikit-learn draws a
+    random feature order). Node ``j`` gets no split
     (``found[j]`` False, a zero row) where ``skip[j]``, where it holds fewer
     than two samples, where its samples are pure (one class /
     equal targets) or where no feature separates them. Returns
@@ -113,19 +116,19 @@ def level_stumps(codes, Y, w, local, n_lvl, skip, bins, loss, nu):
     """
     n, p = codes.shape
     if loss == "log":
-        K = int(Y.max()) + 1 if n else 1
-        stats = np.zeros((n, K))
-        stats[np.arange(n), Y] = w
-        per = np.bincount(local * K + Y, weights=w, minlength=n_lvl * K).reshape(n_lvl, K)
+        y_cls, y_reg = np.ascontiguousarray(Y, dtype=np.int64), np.zeros((0, 0))
+        S = int(y_cls.max()) + 1 if n else 1
+        per = np.bincount(local * S + y_cls, weights=w, minlength=n_lvl * S).reshape(n_lvl, S)
         pure = (per > 0).sum(axis=1) <= 1
         criterion = 0
     else:
-        Yr = Y.reshape(n, -1)
-        stats = np.column_stack([w, w[:, None] * Yr])
-        wsum = np.bincount(local, weights=w, minlength=n_lvl)
-        safe = np.maximum(wsum, 1e-300)[:, None]
-        mean = np.stack([np.bincount(local, weights=w * y, minlength=n_lvl) for y in Yr.T], 1)
-        sq = np.stack([np.bincount(local, weights=w * y * y, minlength=n_lvl) for y in Yr.T], 1)
+        y_cls, y_reg = np.zeros(0, dtype=np.int64), np.ascontiguousarray(Y, dtype=np.float64)
+        y_reg = y_reg.reshape(n, -1)
+        S = 1 + y_reg.shape[1]
+        safe = np.maximum(np.bincount(local, weights=w, minlength=n_lvl), 1e-300)[:, None]
+        mean = np.stack([np.bincount(local, weights=w * y, minlength=n_lvl) for y in y_reg.T], 1)
+        sq = np.stack([np.bincount(local, weights=w * y * y, minlength=n_lvl)
+                       for y in y_reg.T], 1)
         pure = ((sq / safe - (mean / safe) ** 2).mean(axis=1)
                 <= np.finfo(np.float64).eps)  # scikit-learn's impurity <= EPSILON
         criterion = 1
@@ -135,10 +138,10 @@ def level_stumps(codes, Y, w, local, n_lvl, skip, bins, loss, nu):
     feature = np.empty(n_lvl, dtype=np.int64)
     code = np.empty(n_lvl, dtype=np.int64)
     _best_level_splits(
-        np.ascontiguousarray(codes, dtype=np.float32), np.ascontiguousarray(stats), order,
-        starts, (np.asarray(skip, dtype=bool) | pure).astype(np.uint8), criterion, feature,
-        code, np.zeros((p, n_codes, stats.shape[1])), np.zeros((p, n_codes), dtype=np.int64),
-        np.zeros(stats.shape[1]), np.zeros(stats.shape[1]), np.zeros((p, 2), dtype=np.int64),
+        np.ascontiguousarray(codes, dtype=np.float32), y_cls, y_reg,
+        np.ascontiguousarray(w, dtype=np.float64), order, starts,
+        (np.asarray(skip, dtype=bool) | pure).astype(np.uint8), criterion, feature, code,
+        np.zeros((n_codes, S)), np.zeros(n_codes, dtype=np.int64), np.zeros(S), np.zeros(S),
     )
     found = feature >= 0
     W = np.zeros((n_lvl, p))
@@ -161,7 +164,7 @@ def _stump_losses(Z, Y, w, local, rows, Wl, bl, n_lvl, loss, K):
 
 
 def co2_tree(Z, Y, w, *, depth, loss, n_outputs, nu, learning_rate, momentum, n_epochs,
-             batch_size, rng, bins, codes):
+             batch_size, rng, bins):
     """Greedy CO2 tree (Norouzi et al., 2015b), grown top-down: ``(W, b, theta)``.
 
     Level by level, every node receives the samples routed to it by the
@@ -179,10 +182,11 @@ def co2_tree(Z, Y, w, *, depth, loss, n_outputs, nu, learning_rate, momentum, n_
     those of its deepest ancestor with samples. A refined split is kept only
     if it lowers the node's empirical loss (its stump with closed-form
     leaves) below that of the axis-aligned start. The axis-aligned splits are
-    searched on the rows' ``codes`` of ``bins`` (a
+    searched on the rows' codes of ``bins`` (a
     :class:`~sklearn_difftrees._core.greedy.FeatureBins`).
     """
     n, p = Z.shape
+    codes = bins.transform(Z)
     m = 2**depth - 1
     W = np.zeros((m, p))
     b = np.zeros(m)
