@@ -214,7 +214,8 @@ class _BaseNonGreedy(BaseObliqueTree):
         Z = (X - self._feature_mean) / self._feature_scale
         # Numerically constant columns carry nothing (_make_tree drops their
         # weights): exact zeros, so that no greedy tree splits on their noise.
-        Z[:, constant_columns(X, sample_weight)] = 0.0
+        constant = constant_columns(X, sample_weight)
+        Z[:, constant] = 0.0
 
         keep = np.flatnonzero(sample_weight > 0)  # zero weight == not in the data
         Z_fit, Y_fit, w_fit = Z[keep], Y[keep], sample_weight[keep]
@@ -260,7 +261,8 @@ class _BaseNonGreedy(BaseObliqueTree):
             )
         else:
             W, b, theta = self._init_cart(Z_fit[sub], Y_fit[sub], w_fit[sub], seed, depth, bins)
-        self.init_tree_ = self._make_tree(W, b, theta, X[keep], sample_weight[keep])
+        X_keep, w_keep = X[keep], sample_weight[keep]
+        self.init_tree_ = self._make_tree(W, b, theta, X_keep, w_keep, constant)
         # The start as early stopping evaluated it (closed-form leaves with
         # refit_leaves), in case the validation score prefers it in the end.
         start_theta = (refit_leaf_params(Z_fit, Y_fit, w_fit, W, b, theta, self._loss)
@@ -296,15 +298,16 @@ class _BaseNonGreedy(BaseObliqueTree):
         if self.greedy_floor:  # never fit the rows worse than two greedy levels
             W, b, theta, self.greedy_fallback_ = self._greedy_floor(
                 Z_all, Y_all, w_all, sub_all, seed, depth, W, b, theta, bins)
-        self.tree_ = self._make_tree(W, b, theta, X[keep], sample_weight[keep])
+        self.tree_ = self._make_tree(W, b, theta, X_keep, w_keep, constant)
         self.n_active_leaves_ = self.tree_.n_leaves
         check_finite_model(self, X)
         return self
 
-    def _make_tree(self, W, b, theta, X, sample_weight):
-        # Constant features carry no information: their (untrained) weights
-        # are dropped so that routing and importances do not depend on them.
-        W = np.where(constant_columns(X, sample_weight), 0.0, W)
+    def _make_tree(self, W, b, theta, X, sample_weight, constant):
+        # Constant features (``constant``: constant_columns of the fit rows)
+        # carry no information: their (untrained) weights are dropped so that
+        # routing and importances do not depend on them.
+        W = np.where(constant, 0.0, W)
         tree = ObliqueTree.from_standardized(
             W, b, self._leaf_values(theta), self._feature_mean, self._feature_scale
         )
