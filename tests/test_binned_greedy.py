@@ -11,13 +11,17 @@ compiled stump search of NonGreedy's CO2 start (``cython_src/_stump.pyx``).
   CART grown on the same codes of each node's rows (same existence of a
   split, same impurity decrease), for both criteria, weights, ties and
   several nodes per level (some skipped, some pure, some with one row).
+* Property-based (hypothesis): the codes of any finite column are ordered
+  bins consistent with the edges.
 """
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
-from sklearn_difftrees._core.greedy import FeatureBins, fit_cart
+from sklearn_difftrees._core.greedy import FEATURE_THRESHOLD, FeatureBins, fit_cart
 from sklearn_difftrees.non_greedy._train import level_stumps
 
 
@@ -157,3 +161,31 @@ def test_non_greedy_ignores_the_rounding_noise_of_a_constant_column():
     est = NonGreedyObliqueTreeClassifier(max_depth=2, max_iter=3, random_state=0).fit(X, y)
     assert not est.tree_.weights[:, 0].any()
     assert not est.init_tree_.weights[:, 0].any()
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    col=st.lists(st.one_of(
+        st.floats(-1e12, 1e12, allow_nan=False, allow_infinity=False, width=64),
+        st.sampled_from([0.0, 1.0, np.nextafter(1.0, 0.0), 1.0 + 4e-8, -2.5, 5e-324])),
+        min_size=1, max_size=600),
+    max_bins=st.sampled_from([2, 3, 16, 256]),
+)
+def test_codes_are_ordered_bins_of_any_column(col, max_bins):
+    """Any finite column: codes in 0..max_bins-1, ``code <= k`` iff
+    ``value <= edges[k]``, equal values equal codes, and values closer than
+    sklearn's FEATURE_THRESHOLD never on two sides of an edge."""
+    Z = np.asarray(col, dtype=np.float64)[:, None]
+    bins = FeatureBins(Z, max_bins=max_bins)
+    edges = bins.edges[0]
+    codes = bins.transform(Z)[:, 0]
+    assert np.isfinite(edges).all() and np.all(np.diff(edges) > 0)
+    assert edges.size <= max_bins - 1
+    assert codes.min() >= 0 and codes.max() <= edges.size
+    for k, edge in enumerate(edges):
+        np.testing.assert_array_equal(codes <= k, Z[:, 0] <= edge)
+    values = np.unique(Z[:, 0])
+    close = np.flatnonzero(np.diff(values) <= FEATURE_THRESHOLD)
+    if edges.size and close.size and len(values) <= max_bins:
+        near = bins.transform(values[:, None])[:, 0]
+        np.testing.assert_array_equal(near[close], near[close + 1])
