@@ -2,9 +2,10 @@
 #
 # Private, typed and dumb (like scikit-learn's ``_isotonic.pyx``): no
 # validation, no defaults, no Python objects inside the loops. The Python layer
-# (``level_stumps`` in ``sklearn_difftrees/non_greedy/_train.py``) bins the
-# columns, groups the rows by node, allocates the outputs and the workspace,
-# and maps the chosen codes back to raw thresholds.
+# (``level_splits`` in ``sklearn_difftrees/_core/greedy.py``) groups the rows
+# by node, marks pure nodes, allocates the outputs and the workspace; its
+# callers bin the columns (``FeatureBins``) and map the chosen codes back to
+# raw thresholds.
 #
 # Conventions. ``codes[i, f]`` is row i's bin code of feature f (an integer
 # stored as float32, as scikit-learn's trees store features), in

@@ -13,6 +13,9 @@ compiled stump search of NonGreedy's CO2 start (``cython_src/_stump.pyx``).
   several nodes per level (some skipped, some pure, some with one row).
 * Property-based (hypothesis): the codes of any finite column are ordered
   bins consistent with the edges.
+* The depth's cross-validation grows its CARTs level by level with the same
+  kernel: its scores at every depth equal those of scikit-learn's CART grown
+  on the same codes (on the rows grown on, where ties cannot matter).
 """
 
 import numpy as np
@@ -189,3 +192,49 @@ def test_codes_are_ordered_bins_of_any_column(col, max_bins):
     if edges.size and close.size and len(values) <= max_bins:
         near = bins.transform(values[:, None])[:, 0]
         np.testing.assert_array_equal(near[close], near[close + 1])
+
+
+def _sklearn_truncated_scores(codes, Y, w, fit, val, max_depth, classification):
+    """Oracle: scikit-learn's CART grown on the codes of the rows ``fit``,
+    the prediction at depth d that of the deepest node of depth <= d."""
+    cart = (DecisionTreeClassifier(criterion="entropy", max_depth=max_depth, random_state=0)
+            if classification else DecisionTreeRegressor(max_depth=max_depth, random_state=0))
+    cart.fit(codes[fit], Y[fit], sample_weight=w[fit])
+    path = cart.decision_path(codes[val]).tocsr()
+    path.sort_indices()
+    length = np.diff(path.indptr)
+    k = np.minimum(np.arange(1, max_depth + 1)[:, None], length[None, :] - 1)
+    at = path.indices[path.indptr[:-1][None, :] + k]
+    if classification:
+        pred = cart.classes_[cart.tree_.value[:, 0, :].argmax(-1)][at]
+        return ((pred == Y[val][None]) * w[val]).sum(1) / w[val].sum()
+    pred = cart.tree_.value[:, :, 0][at]
+    sq = ((pred - Y[val].reshape(len(val), -1)[None]) ** 2).mean(-1)
+    return -(sq * w[val]).sum(1) / w[val].sum()
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_level_wise_cart_scores_match_sklearns_cart(seed):
+    from sklearn_difftrees._core.greedy import _binned_truncated_scores
+
+    rng = np.random.RandomState(seed)
+    classification = seed % 2 == 0
+    n = rng.randint(30, 600)
+    Z = rng.randn(n, rng.randint(1, 6))
+    if classification:  # classes 0..K-1, some absent from the fit rows
+        Y = np.digitize(Z[:, 0] + rng.randn(n), [-1, 0, 1])
+    else:
+        Y = (np.sin(Z[:, :1]) + 0.3 * rng.randn(n, rng.randint(1, 3))).squeeze()
+    w = rng.rand(n) + 0.2
+    bins = FeatureBins(Z)
+    codes = bins.transform(Z)
+    # Scored on the rows it was grown on: equally good splits (ties, e.g. any
+    # separating feature of a two-row node) split those rows alike, so the
+    # scores do not depend on which one each tree took.
+    fit = np.sort(rng.permutation(n)[: 2 * n // 3])
+    n_codes = max(e.size for e in bins.edges) + 1
+    for depth in (1, 4, 9):
+        np.testing.assert_allclose(
+            _binned_truncated_scores(codes, Y, w, fit, fit, depth, n_codes, classification),
+            _sklearn_truncated_scores(codes, Y, w, fit, fit, depth, classification),
+            rtol=1e-9, atol=1e-12)

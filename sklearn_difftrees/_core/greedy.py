@@ -41,6 +41,8 @@ from sklearn.metrics import r2_score
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 from sklearn.utils import check_random_state
 
+from .._kernels._stump import _best_level_splits
+
 __all__ = [
     "FLOOR_DEPTH",
     "FEATURE_THRESHOLD",
@@ -54,6 +56,7 @@ __all__ = [
     "fit_score",
     "floor_fallback",
     "greedy_reference",
+    "level_splits",
     "row_subsample",
 ]
 
@@ -149,40 +152,122 @@ class FeatureBins:
 GreedyReference = namedtuple("GreedyReference", ["score", "criterion", "cart"])
 
 
-def _truncated_scores(cart, Z, Y, w, max_depth, classification):
-    """Score of ``cart`` cut at every depth ``1..max_depth`` on ``(Z, Y, w)``.
+def level_splits(codes, Y, w, local, n_nodes, skip, n_codes, classification):
+    """Best axis-aligned split of every node of a tree level, on binned codes.
 
-    The prediction at depth ``d`` is the value of the deepest node of depth
-    ``<= d`` on each row's path: the CART grown to depth ``d`` is the top of
-    the one grown deeper (the same greedy splits, up to ties between equally
-    good splits, which the random feature order breaks). Weighted accuracy
-    for the classifier, minus the weighted mean squared error for the
-    regressor.
+    Node ``j``'s rows are those with ``local == j``; its split maximizes
+    the information gain (classifier, ``Y`` class codes) or the decrease of
+    the squared error (``Y`` of shape (n,) or (n, n_outputs)) among the
+    boundaries between the ``codes`` (``n_codes`` per column, e.g.
+    :meth:`FeatureBins.transform`) present in the node, as scikit-learn's
+    CART does (the compiled ``cython_src/_stump.pyx``; weights ``w > 0``;
+    ties between equally good splits keep the first feature, where
+    scikit-learn draws a random feature order). Returns ``(feature, code)``:
+    node ``j`` sends ``code <= code[j]`` of column ``feature[j]`` left, and
+    has ``feature[j] = -1`` (no split) where ``skip[j]``, where it holds
+    fewer than two rows, where its rows are pure (one class / equal
+    targets) or where no column separates them.
     """
-    path = cart.decision_path(Z).tocsr()
-    path.sort_indices()  # node ids grow along every path: sorted ids = root to leaf
-    length = np.diff(path.indptr)
-    k = np.minimum(np.arange(1, max_depth + 1)[:, None], length[None, :] - 1)
-    at = path.indices[path.indptr[:-1][None, :] + k]  # (max_depth, n) node at depth <= d
+    n = codes.shape[0]
     if classification:
-        correct = cart.tree_.value[:, 0, :].argmax(-1)[at] == Y[None, :]
-        return (correct * w).sum(1) / w.sum()
-    pred = cart.tree_.value[:, :, 0][at]  # (max_depth, n, n_outputs)
-    sq = ((pred - Y.reshape(Z.shape[0], -1)[None]) ** 2).mean(-1)
-    return -(sq * w).sum(1) / w.sum()
+        y_cls, y_reg = np.ascontiguousarray(Y, dtype=np.int64), np.zeros((0, 0))
+        S = int(y_cls.max()) + 1 if n else 1
+        per = np.bincount(local * S + y_cls, weights=w, minlength=n_nodes * S)
+        pure = (per.reshape(n_nodes, S) > 0).sum(axis=1) <= 1
+        criterion = 0
+    else:
+        y_cls = np.zeros(0, dtype=np.int64)
+        y_reg = np.ascontiguousarray(Y, dtype=np.float64).reshape(n, -1)
+        S = 1 + y_reg.shape[1]
+        safe = np.maximum(np.bincount(local, weights=w, minlength=n_nodes), 1e-300)[:, None]
+        mean = np.stack([np.bincount(local, weights=w * y, minlength=n_nodes)
+                         for y in y_reg.T], 1)
+        sq = np.stack([np.bincount(local, weights=w * y * y, minlength=n_nodes)
+                       for y in y_reg.T], 1)
+        pure = ((sq / safe - (mean / safe) ** 2).mean(axis=1)
+                <= np.finfo(np.float64).eps)  # scikit-learn's impurity <= EPSILON
+        criterion = 1
+    order = np.argsort(local, kind="stable").astype(np.int64)
+    starts = np.concatenate([[0], np.cumsum(np.bincount(local, minlength=n_nodes))])
+    feature = np.empty(n_nodes, dtype=np.int64)
+    code = np.empty(n_nodes, dtype=np.int64)
+    _best_level_splits(
+        np.ascontiguousarray(codes, dtype=np.float32), y_cls, y_reg,
+        np.ascontiguousarray(w, dtype=np.float64), order, starts.astype(np.int64),
+        (np.asarray(skip, dtype=bool) | pure).astype(np.uint8), criterion, feature, code,
+        np.zeros((n_codes, S)), np.zeros(n_codes, dtype=np.int64), np.zeros(S), np.zeros(S),
+    )
+    return feature, code
 
 
-def cv_depth(Z, Y, w, *, max_depth, classification, n_folds, seed, min_depth=1):
+def _node_values(node, Y, w, n_nodes, classification):
+    """Prediction of every node from its rows: the weighted majority class
+    (ties: the lowest code, as scikit-learn) or the weighted mean target."""
+    if classification:
+        K = int(Y.max()) + 1
+        counts = np.bincount(node * K + Y, weights=w, minlength=n_nodes * K)
+        return counts.reshape(n_nodes, K).argmax(axis=1)
+    wsum = np.maximum(np.bincount(node, weights=w, minlength=n_nodes), 1e-300)
+    return np.stack([np.bincount(node, weights=w * y, minlength=n_nodes) / wsum
+                     for y in Y.reshape(Y.shape[0], -1).T], 1)
+
+
+def _binned_truncated_scores(codes, Y, w, fit, val, max_depth, n_codes, classification):
+    """Scores on the rows ``val`` of the CART grown on the rows ``fit`` of
+    ``codes``, cut at every depth ``1..max_depth``.
+
+    The CART is grown level by level (:func:`level_splits`); the prediction
+    at depth ``d`` is the value of the deepest node of depth ``<= d`` on each
+    row's path. Weighted accuracy for the classifier, minus the weighted mean
+    squared error (over the outputs) for the regressor.
+    """
+    cf, Yf, wf = codes[fit], Y[fit], w[fit]
+    cv, Yv, wv = codes[val], Y[val], w[val]
+    # Every row's node, numbered within its level, and whether it may still
+    # split (a node that does not split keeps its rows for every deeper cut).
+    node_f, live_f = np.zeros(cf.shape[0], dtype=np.int64), np.ones(cf.shape[0], dtype=bool)
+    node_v, live_v = np.zeros(cv.shape[0], dtype=np.int64), np.ones(cv.shape[0], dtype=bool)
+    root = _node_values(np.zeros(cf.shape[0], dtype=np.int64), Yf, wf, 1, classification)
+    pred = np.repeat(root, cv.shape[0], axis=0)
+    scores = np.empty(max_depth)
+    for depth in range(max_depth):
+        rows = np.flatnonzero(live_f)
+        feature, code = level_splits(cf[rows], Yf[rows], wf[rows], node_f[rows], 2**depth,
+                                     np.zeros(2**depth, dtype=bool), n_codes, classification)
+        for c, node, live in ((cf, node_f, live_f), (cv, node_v, live_v)):
+            r = np.flatnonzero(live)
+            f = feature[node[r]]
+            live[r[f < 0]] = False
+            r, f = r[f >= 0], f[f >= 0]
+            node[r] = 2 * node[r] + (c[r, f] > code[node[r]])
+        if live_f.any():
+            rows = np.flatnonzero(live_f)
+            values = _node_values(node_f[rows], Yf[rows], wf[rows], 2 ** (depth + 1),
+                                  classification)
+            moved = np.flatnonzero(live_v)
+            pred[moved] = values[node_v[moved]]
+        if classification:
+            scores[depth] = ((pred == Yv) * wv).sum() / wv.sum()
+        else:
+            sq = ((pred - Yv.reshape(cv.shape[0], -1)) ** 2).mean(axis=1)
+            scores[depth] = -(sq * wv).sum() / wv.sum()
+        if not live_f.any():
+            scores[depth:] = scores[depth]
+            break
+    return scores
+
+
+def cv_depth(Z, Y, w, *, max_depth, classification, n_folds, seed, min_depth=1, bins=None):
     """Depth ``min_depth..max_depth`` whose CART scores best in ``n_folds``-fold CV.
 
-    One CART (``criterion="entropy"`` / squared error) is grown to
-    ``max_depth`` per fold and scored cut at every depth
-    (:func:`_truncated_scores`); the depth with the best mean validation
-    score among depths ``>= min_depth`` wins (ties: the shallower). Folds
-    are stratified when every class has ``n_folds`` rows. ``Z`` may hold
-    codes (:meth:`FeatureBins.transform`): the scores are the binned CARTs'.
-    Returns
-    ``(depth, mean scores of every depth 1..max_depth)``.
+    One CART (information gain / squared error) is grown to ``max_depth``
+    per fold, on binned features (:class:`FeatureBins` of ``Z``, or
+    ``bins`` when given: ``Z`` then holds its codes), level by level with
+    the compiled split search (:func:`level_splits`), and scored cut at
+    every depth (:func:`_binned_truncated_scores`); the depth with the best
+    mean validation score among depths ``>= min_depth`` wins (ties: the
+    shallower). Folds are stratified when every class has ``n_folds`` rows.
+    Returns ``(depth, mean scores of every depth 1..max_depth)``.
     """
     from sklearn.model_selection import KFold, StratifiedKFold
 
@@ -194,21 +279,14 @@ def cv_depth(Z, Y, w, *, max_depth, classification, n_folds, seed, min_depth=1):
     # Classes absent from the rows (e.g. only zero-weight rows) do not count.
     stratify = classification and counts[counts > 0].min(initial=n) >= n_folds
     cv = (StratifiedKFold if stratify else KFold)(n_folds, shuffle=True, random_state=seed)
+    if bins is None:
+        bins = FeatureBins(Z)
+        Z = bins.transform(Z)
+    n_codes = max((e.size for e in bins.edges), default=0) + 1
     scores = np.zeros(max_depth)
     for fit_idx, val_idx in cv.split(Z, Y if stratify else None):
-        if classification:
-            cart = DecisionTreeClassifier(criterion="entropy", max_depth=max_depth,
-                                          random_state=seed)
-        else:
-            cart = DecisionTreeRegressor(max_depth=max_depth, random_state=seed)
-        cart.fit(Z[fit_idx], Y[fit_idx], sample_weight=w[fit_idx])
-        Yv = Y[val_idx]
-        if classification:  # CART's columns are the classes present in the fold
-            Yv = np.searchsorted(cart.classes_, Yv)
-            Yv = np.where(cart.classes_[np.minimum(Yv, cart.classes_.size - 1)] == Y[val_idx],
-                          Yv, -1)
-        scores += _truncated_scores(cart, Z[val_idx], Yv, w[val_idx], max_depth,
-                                    classification)
+        scores += _binned_truncated_scores(Z, Y, w, fit_idx, val_idx, max_depth, n_codes,
+                                           classification)
     scores /= n_folds
     top = scores[min_depth - 1 :]
     best = int(np.argmax(top >= top.max() - 1e-12)) + min_depth

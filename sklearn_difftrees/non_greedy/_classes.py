@@ -236,6 +236,7 @@ class _BaseNonGreedy(BaseObliqueTree):
                 bins.transform(Z_all[sub_all]), Y_all[sub_all], w_all[sub_all],
                 max_depth=AUTO_MAX_DEPTH, min_depth=AUTO_MIN_DEPTH,
                 classification=is_classifier(self), n_folds=AUTO_CV_FOLDS, seed=seed,
+                bins=bins,
             )
         else:
             depth, self.depth_scores_ = self.max_depth, None

@@ -1,4 +1,4 @@
-"""Training of non-greedy oblique trees (numpy + the compiled ``_lai`` and ``_stump`` kernels).
+"""Training of non-greedy oblique trees (numpy + the compiled ``_lai`` kernel).
 
 Norouzi et al., "Efficient Non-greedy Optimization of Decision Trees",
 NeurIPS 2015. Everything here works in the standardized input space: node
@@ -24,8 +24,8 @@ import numpy as np
 
 from .._core._monitor import EpochMonitor
 from .._core.batching import RowStream
+from .._core.greedy import level_splits
 from .._kernels._routing import _apply_oblique
-from .._kernels._stump import _best_level_splits
 from ._lai import accumulate_split_grad, leaf_losses, loss_augmented_inference
 
 __all__ = [
@@ -99,50 +99,17 @@ def _leaf_grad(theta_rows, Yb, loss):
 def level_stumps(codes, Y, w, local, n_lvl, skip, bins, loss, nu):
     """Best axis-aligned split of every node of a level, as rows of ``[W, b]``.
 
-    Node ``j``'s samples are those with ``local == j``; its split maximizes
-    the information gain (``loss="log"``, ``Y`` class codes) or the decrease
-    of the squared error (``Y`` of shape (n, n_outputs)), as
-    scikit-learn's CART stump does, among the boundaries between the
-    ``codes`` of ``bins`` (a
-    :class:`~sklearn_difftrees._core.greedy.FeatureBins`) present in the node
-    (the compiled ``cython_src/_stump.pyx``; weights ``w > 0``; ties between
-    equally good splits keep the first feature, where scikit-learn draws a
-    random feature order). Node ``j`` gets no split
-    (``found[j]`` False, a zero row) where ``skip[j]``, where it holds fewer
-    than two samples, where its samples are pure (one class /
-    equal targets) or where no feature separates them. Returns
-    ``(W, b, found)``: rows of norm ``nu``, ``w z + b > 0`` iff the raw
-    value exceeds the threshold (right, ties left, as in CART).
+    The core's :func:`~sklearn_difftrees._core.greedy.level_splits` on the
+    rows' ``codes`` of ``bins`` (a
+    :class:`~sklearn_difftrees._core.greedy.FeatureBins`): information gain
+    (``loss="log"``) or squared error, as scikit-learn's CART stump. Returns
+    ``(W, b, found)``: node ``j``'s row of norm ``nu`` with ``w z + b > 0``
+    iff the raw value exceeds the threshold (right, ties left, as in CART),
+    or a zero row and ``found[j]`` False where it gets no split.
     """
-    n, p = codes.shape
-    if loss == "log":
-        y_cls, y_reg = np.ascontiguousarray(Y, dtype=np.int64), np.zeros((0, 0))
-        S = int(y_cls.max()) + 1 if n else 1
-        per = np.bincount(local * S + y_cls, weights=w, minlength=n_lvl * S).reshape(n_lvl, S)
-        pure = (per > 0).sum(axis=1) <= 1
-        criterion = 0
-    else:
-        y_cls, y_reg = np.zeros(0, dtype=np.int64), np.ascontiguousarray(Y, dtype=np.float64)
-        y_reg = y_reg.reshape(n, -1)
-        S = 1 + y_reg.shape[1]
-        safe = np.maximum(np.bincount(local, weights=w, minlength=n_lvl), 1e-300)[:, None]
-        mean = np.stack([np.bincount(local, weights=w * y, minlength=n_lvl) for y in y_reg.T], 1)
-        sq = np.stack([np.bincount(local, weights=w * y * y, minlength=n_lvl)
-                       for y in y_reg.T], 1)
-        pure = ((sq / safe - (mean / safe) ** 2).mean(axis=1)
-                <= np.finfo(np.float64).eps)  # scikit-learn's impurity <= EPSILON
-        criterion = 1
-    order = np.argsort(local, kind="stable").astype(np.int64)
-    starts = np.concatenate([[0], np.cumsum(np.bincount(local, minlength=n_lvl))]).astype(np.int64)
-    n_codes = max(e.size for e in bins.edges) + 1
-    feature = np.empty(n_lvl, dtype=np.int64)
-    code = np.empty(n_lvl, dtype=np.int64)
-    _best_level_splits(
-        np.ascontiguousarray(codes, dtype=np.float32), y_cls, y_reg,
-        np.ascontiguousarray(w, dtype=np.float64), order, starts,
-        (np.asarray(skip, dtype=bool) | pure).astype(np.uint8), criterion, feature, code,
-        np.zeros((n_codes, S)), np.zeros(n_codes, dtype=np.int64), np.zeros(S), np.zeros(S),
-    )
+    p = codes.shape[1]
+    feature, code = level_splits(codes, Y, w, local, n_lvl, skip,
+                                 max(e.size for e in bins.edges) + 1, loss == "log")
     found = feature >= 0
     W = np.zeros((n_lvl, p))
     b = np.zeros(n_lvl)
