@@ -132,8 +132,8 @@ class _BaseNonGreedy(BaseObliqueTree):
     def _init_cart(self, Z, Y, w, seed, depth, bins):
         """Greedy axis-aligned start: CART at ``depth`` (entropy / squared error),
         grown on the rows' codes of ``bins``."""
-        cart = fit_cart(bins.transform(Z), Y, w, depth=depth, classification=is_classifier(self), seed=seed,
-                        bins=bins)
+        cart = fit_cart(bins.transform(Z), Y, w, depth=depth,
+                        classification=is_classifier(self), seed=seed, bins=bins)
         return self._embed_cart(cart, Z, Y, w, depth)
 
     def _train_score(self, Z, Y, w, W, b, theta):
@@ -148,9 +148,10 @@ class _BaseNonGreedy(BaseObliqueTree):
         better-fitting CART of depth ``min(depth, FLOOR_DEPTH)``; classifier:
         information gain or Gini) grown on the codes (``bins``) of the rows
         ``grow`` (all, or the start's subsample) of ``(Z, Y, w)`` and scored
-        as embedded in the complete tree. When ``(W, b, theta)`` scores below it on ``(Z, Y, w)``,
-        the greedy tree of ``depth`` with the reference's criterion is
-        returned instead (or the reference itself, should it fit better).
+        as embedded in the complete tree. When ``(W, b, theta)`` scores below
+        it on ``(Z, Y, w)``, the greedy tree of ``depth`` with the reference's
+        criterion is returned instead (or the reference itself, should it fit
+        better).
         Returns ``(W, b, theta, fell_back)``.
         """
         Zg, Yg, wg = Z[grow], Y[grow], w[grow]
