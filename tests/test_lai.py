@@ -197,3 +197,22 @@ def test_bad_shapes_raise():
         loss_augmented_inference(X, W[:2], b[:2], theta, y)
     with pytest.raises(ValueError, match="class code"):
         loss_augmented_inference(X, W, b, theta, y + 5)
+
+
+def test_accumulate_node_rows_matches_numpy():
+    """One differing node per sample (CO2's depth-1 bounds) against np.add.at."""
+    from sklearn_difftrees.non_greedy._lai import accumulate_node_rows
+
+    rng = np.random.RandomState(0)
+    X = rng.randn(300, 5)
+    weight = rng.rand(300)
+    node = rng.randint(-1, 7, 300)  # -1: the sample adds nothing
+    sign = rng.choice([-1, 1], 300)
+    gW, gb = np.zeros((7, 5)), np.zeros(7)
+    accumulate_node_rows(X, weight, node, sign, gW, gb)
+    coef = np.where(node >= 0, 2.0 * sign * weight, 0.0)
+    want_W, want_b = np.zeros((7, 5)), np.zeros(7)
+    np.add.at(want_W, np.maximum(node, 0), coef[:, None] * X)
+    np.add.at(want_b, np.maximum(node, 0), coef)
+    np.testing.assert_allclose(gW, want_W, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(gb, want_b, rtol=1e-12, atol=1e-12)

@@ -12,7 +12,8 @@ import numpy as np
 
 from .._kernels._lai import _accumulate_split_grad, _loss_augmented_inference
 
-__all__ = ["LAIResult", "accumulate_split_grad", "leaf_losses", "loss_augmented_inference"]
+__all__ = ["LAIResult", "accumulate_node_rows", "accumulate_split_grad", "leaf_losses",
+           "loss_augmented_inference"]
 
 _LOSSES = {"log": 0, "squared": 1}
 _MODES = {"exact": 0, "fast": 1}
@@ -159,3 +160,21 @@ def accumulate_split_grad(X, weight, result, grad_W, grad_b):
         X = X.astype(np.float64)
     weight = np.ascontiguousarray(weight, dtype=np.float64)
     _accumulate_split_grad(X, weight, result.diff_node, result.diff_sign, grad_W, grad_b)
+
+
+def accumulate_node_rows(X, weight, node, sign, grad_W, grad_b):
+    """Add ``2 sign[n] weight[n] [x_n, 1]`` into row ``node[n]`` of ``grad_W`` / ``grad_b``.
+
+    One node per sample (``node[n] < 0``: none), as the depth-1 bounds of a
+    CO2 level need: the kernel of :func:`accumulate_split_grad` with one
+    differing node per sample. ``grad_W`` / ``grad_b`` are float64
+    C-contiguous buffers owned by the caller.
+    """
+    X = np.ascontiguousarray(X)
+    if X.dtype not in (np.float32, np.float64):
+        X = X.astype(np.float64)
+    _accumulate_split_grad(
+        X, np.ascontiguousarray(weight, dtype=np.float64),
+        np.ascontiguousarray(node, dtype=np.int64).reshape(-1, 1),
+        np.ascontiguousarray(sign, dtype=np.int8).reshape(-1, 1), grad_W, grad_b,
+    )

@@ -26,7 +26,8 @@ from .._core._monitor import EpochMonitor
 from .._core.batching import RowStream
 from .._core.greedy import level_splits
 from .._kernels._routing import _apply_oblique
-from ._lai import accumulate_split_grad, leaf_losses, loss_augmented_inference
+from ._lai import (accumulate_node_rows, accumulate_split_grad, leaf_losses,
+                   loss_augmented_inference)
 
 __all__ = [
     "apply_leaves",
@@ -198,13 +199,14 @@ def co2_tree(Z, Y, w, *, depth, loss, n_outputs, nu, learning_rate, momentum, n_
                     cnt = np.bincount(nb, weights=wb, minlength=n_lvl)
                     inv = np.where(cnt > 0, 1.0 / np.maximum(cnt, 1e-300), 0.0)
                     # (g - h) = 2 g on flipped samples, g = +1 iff it goes right
-                    coef = np.where(flip, 2.0 * (2 * gside - 1), 0.0) * wb * inv[nb]
                     gW = np.zeros_like(Wl)
-                    np.add.at(gW, nb, coef[:, None] * zb)
-                    gb = np.bincount(nb, weights=coef, minlength=n_lvl)
-                    gth = np.zeros_like(th)
+                    gb = np.zeros_like(bl)
+                    accumulate_node_rows(zb, wb * inv[nb], np.where(flip, nb, -1),
+                                         2 * gside - 1, gW, gb)
                     lg = _leaf_grad(th[nb, gside], yb, loss) * (wb * inv[nb])[:, None]
-                    np.add.at(gth, (nb, gside), lg)
+                    at = nb * 2 + gside  # (node, side) of each sample's leaf gradient
+                    gth = np.stack([np.bincount(at, weights=g, minlength=2 * n_lvl)
+                                    for g in lg.T], 1).reshape(th.shape)
                     vW *= momentum
                     vW += gW
                     vb *= momentum
