@@ -68,7 +68,6 @@ FLOOR_DEPTH = 2
 #: plus one: it keeps one for missing values, which are refused here).
 MAX_BINS = 256
 
-
 #: scikit-learn's trees compare features in float32 and never separate two
 #: sorted values closer than this (its ``FEATURE_THRESHOLD``).
 FEATURE_THRESHOLD = 1e-7
@@ -132,8 +131,8 @@ class FeatureBins:
     def to_raw(self, cart):
         """Map the thresholds of ``cart``, grown on codes, to raw values (in
         place); returns ``cart``, whose thresholds then split raw rows (in
-        float64) as it split their codes. Raises ``ValueError`` on a CART whose thresholds are not
-        those of codes (e.g. one already mapped)."""
+        float64) as it split their codes. Raises ``ValueError`` on a CART
+        whose thresholds are not those of codes (e.g. one already mapped)."""
         t = cart.tree_
         split = np.flatnonzero(t.children_left != -1)
         coded = t.threshold[split]
