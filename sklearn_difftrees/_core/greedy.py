@@ -58,6 +58,7 @@ __all__ = [
     "greedy_reference",
     "level_splits",
     "row_subsample",
+    "set_axis_rows",
 ]
 
 #: Depth of the greedy floor's reference: a trained tree must fit its
@@ -312,15 +313,22 @@ def cart_to_complete(cart, depth, n_features, norm):
     for level in range(depth):
         heap = np.arange(2**level - 1, 2 ** (level + 1) - 1)
         split = t.children_left[cur] != -1
-        f = t.feature[cur[split]]
-        thr = t.threshold[cur[split]]
-        c = norm / np.sqrt(1.0 + thr**2)
-        W[heap[split], f] = c
-        b[heap[split]] = -c * thr
+        set_axis_rows(W, b, heap[split], t.feature[cur[split]], t.threshold[cur[split]], norm)
         left = np.where(split, t.children_left[cur], cur)
         right = np.where(split, t.children_right[cur], cur)
         cur = np.stack([left, right], axis=1).ravel()
     return W, b, cur
+
+
+def set_axis_rows(W, b, rows, feature, threshold, norm):
+    """Write the axis-aligned splits ``x[feature] <= threshold`` (left) into
+    rows ``rows`` of ``(W, b)`` (in place): ``w = c e_f``, ``b = -c t`` with
+    ``c = norm / sqrt(1 + t**2)``, so that ``[w, b]`` has norm ``norm`` and
+    ``w x + b > 0`` iff ``x[f] > t`` (right, ties left, as in CART)."""
+    threshold = np.asarray(threshold, dtype=np.float64)
+    c = norm / np.sqrt(1.0 + threshold**2)
+    W[rows, feature] = c
+    b[rows] = -c * threshold
 
 
 def row_subsample(n, max_rows, rng):
@@ -364,7 +372,7 @@ def fit_score(pred, Y, w, classification):
 
 
 def greedy_reference(Z, Y, w, *, depth, classification, seed, grow=slice(None), score=None,
-                     bins=None, **params):
+                     bins=None, codes=None, **params):
     """The greedy floor: the better-fitting shallow CART and its training score.
 
     CARTs of depth ``min(depth, FLOOR_DEPTH)`` are grown on the rows
@@ -373,12 +381,12 @@ def greedy_reference(Z, Y, w, *, depth, classification, seed, grow=slice(None), 
     of ``(Z, Y, w)``: by ``score(cart)`` when given (a method scoring the
     tree as it would represent it), else by :func:`fit_score` of the CART's
     own predictions. With ``bins`` (a :class:`FeatureBins`) they are grown
-    on the codes of those rows. Returns the best :data:`GreedyReference`
-    (ties: the first criterion).
+    on the codes of those rows (``codes`` when the caller has them).
+    Returns the best :data:`GreedyReference` (ties: the first criterion).
     """
     Zg, Yg, wg = Z[grow], Y[grow], w[grow]
     if bins is not None:
-        Zg = bins.transform(Zg)
+        Zg = bins.transform(Zg) if codes is None else codes
     best = None
     for criterion in ("entropy", "gini") if classification else ("squared_error",):
         cart = fit_cart(Zg, Yg, wg, depth=min(depth, FLOOR_DEPTH),

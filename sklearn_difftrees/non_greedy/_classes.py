@@ -140,14 +140,14 @@ class _BaseNonGreedy(BaseObliqueTree):
         """Training score (accuracy / R^2) of a complete tree on ``(Z, Y, w)``."""
         return self._leaf_score(apply_leaves(Z, W, b), theta, Y, w)
 
-    def _greedy_floor(self, Z, Y, w, grow, seed, depth, W, b, theta, bins):
+    def _greedy_floor(self, Z, Y, w, grow, seed, depth, W, b, theta, bins, codes):
         """The tree to return: ``(W, b, theta)``, or a greedy tree if it fits worse.
 
         The reference is the core's greedy floor
         (:func:`~sklearn_difftrees._core.greedy.greedy_reference`: the
         better-fitting CART of depth ``min(depth, FLOOR_DEPTH)``; classifier:
-        information gain or Gini) grown on the codes (``bins``) of the rows
-        ``grow`` (all, or the start's subsample) of ``(Z, Y, w)`` and scored
+        information gain or Gini) grown on the ``codes`` (of ``bins``) of the
+        rows ``grow`` (all, or the start's subsample) of ``(Z, Y, w)`` and scored
         as embedded in the complete tree. When ``(W, b, theta)`` scores below
         it on ``(Z, Y, w)``, the greedy tree of ``depth`` with the reference's
         criterion is returned instead (or the reference itself, should it fit
@@ -163,10 +163,11 @@ class _BaseNonGreedy(BaseObliqueTree):
         ref = greedy_reference(
             Z, Y, w, depth=depth, classification=classification, seed=seed, grow=grow,
             score=lambda cart: self._train_score(Z, Y, w, *embed(cart)), bins=bins,
+            codes=codes,
         )
         if self._train_score(Z, Y, w, W, b, theta) >= ref.score:
             return W, b, theta, False
-        deep = [("deep", lambda: embed(fit_cart(bins.transform(Zg), Yg, wg, depth=depth,
+        deep = [("deep", lambda: embed(fit_cart(codes, Yg, wg, depth=depth,
                                                 seed=seed, classification=classification,
                                                 criterion=ref.criterion, bins=bins)))]
         _, tree = floor_fallback(ref, lambda tree: self._train_score(Z, Y, w, *tree),
@@ -232,9 +233,10 @@ class _BaseNonGreedy(BaseObliqueTree):
                               rng if self.max_depth == "auto" else np.random.RandomState(seed))
         # The greedy trees (depth choice, start, floor) grow on binned codes.
         bins = FeatureBins(Z_all[sub_all])
+        codes_all = bins.transform(Z_all[sub_all])  # depth choice and greedy floor
         if self.max_depth == "auto":
             depth, self.depth_scores_ = cv_depth(
-                bins.transform(Z_all[sub_all]), Y_all[sub_all], w_all[sub_all],
+                codes_all, Y_all[sub_all], w_all[sub_all],
                 max_depth=AUTO_MAX_DEPTH, min_depth=AUTO_MIN_DEPTH,
                 classification=is_classifier(self), n_folds=AUTO_CV_FOLDS, seed=seed,
                 bins=bins,
@@ -299,7 +301,7 @@ class _BaseNonGreedy(BaseObliqueTree):
         self.greedy_fallback_ = False
         if self.greedy_floor:  # never fit the rows worse than two greedy levels
             W, b, theta, self.greedy_fallback_ = self._greedy_floor(
-                Z_all, Y_all, w_all, sub_all, seed, depth, W, b, theta, bins)
+                Z_all, Y_all, w_all, sub_all, seed, depth, W, b, theta, bins, codes_all)
         self.tree_ = self._make_tree(W, b, theta, X_keep, w_keep, constant)
         self.n_active_leaves_ = self.tree_.n_leaves
         check_finite_model(self, X)

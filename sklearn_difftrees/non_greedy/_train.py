@@ -24,7 +24,7 @@ import numpy as np
 
 from .._core._monitor import EpochMonitor
 from .._core.batching import RowStream
-from .._core.greedy import level_splits
+from .._core.greedy import level_splits, set_axis_rows
 from .._kernels._routing import _apply_oblique
 from ._lai import (accumulate_node_rows, accumulate_split_grad, leaf_losses,
                    loss_augmented_inference)
@@ -111,15 +111,12 @@ def level_stumps(codes, Y, w, local, n_lvl, skip, bins, loss, nu):
     p = codes.shape[1]
     feature, code = level_splits(codes, Y, w, local, n_lvl, skip,
                                  max(e.size for e in bins.edges) + 1, loss == "log")
-    found = feature >= 0
+    found = np.flatnonzero(feature >= 0)
     W = np.zeros((n_lvl, p))
     b = np.zeros(n_lvl)
-    for j in np.flatnonzero(found):
-        t = bins.edges[feature[j]][code[j]]
-        c = nu / np.sqrt(1.0 + t * t)
-        W[j, feature[j]] = c
-        b[j] = -c * t
-    return W, b, found
+    set_axis_rows(W, b, found, feature[found],
+                  [bins.edges[f][c] for f, c in zip(feature[found], code[found])], nu)
+    return W, b, feature >= 0
 
 
 def _stump_losses(Z, Y, w, local, rows, Wl, bl, n_lvl, loss, K):
