@@ -12,7 +12,7 @@ from sklearn.utils.class_weight import compute_sample_weight
 
 from _oracles import ScaledSignSTE
 from sklearn_difftrees import DGTClassifier, DGTRegressor
-from sklearn_difftrees.dgt._module import DGTModule, hard_leaf
+from sklearn_difftrees.dgt._module import DGTModule, hard_leaf, route_backward, route_forward
 
 FAST = dict(max_depth=2, hidden_width=8, random_state=0)
 
@@ -180,9 +180,8 @@ def _dense_forward(module, X):
 @pytest.mark.parametrize("depth", range(1, 9))
 def test_fused_route_equals_dense_formula(depth, row_scale, dtype):
     # DGTModule's fused route (dgt/_module.Route: the softmax in the backward
-    # pass only; path scores as a product with S up to DENSE_MAX_WORK, level
-    # by level beyond) against the dense formula, output and gradients. At
-    # 200 rows the route takes the product up to depth 7, the sums at depth 8.
+    # pass only; on CPU the compiled kernels) against the dense formula,
+    # output and gradients.
     g = torch.Generator().manual_seed(depth)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(depth)
@@ -207,6 +206,36 @@ def test_fused_route_equals_dense_formula(depth, row_scale, dtype):
         assert ref.abs().max() > 1e-3  # every gradient is exercised
         torch.testing.assert_close(grad, ref, rtol=tol["rtol"],
                                    atol=tol["atol"] * float(ref.abs().max()))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("depth", [1, 2, 3, 6, 9])
+def test_compiled_route_kernels_equal_torch_operations(depth, dtype):
+    # The CPU kernels of the route (cython_src/_dgt.pyx: the softmax as a
+    # product of per-level sigmoids) against the torch operations CUDA runs
+    # (softmax of the path scores: the product with S at depth <= 3 here, the
+    # level-by-level sums at depth 6 and 9). Three trees, per-row scales
+    # (the bandit's) and one large scale, exact zeros (sign 0) and scores on
+    # the straight-through window's edge.
+    g = torch.Generator().manual_seed(depth)
+    T, B, k, m = 3, 37, 2, 2**depth - 1
+    a = 1.5 * torch.randn(T, B, m, generator=g, dtype=dtype)
+    a[0, 0, :2] = 0.0
+    a[1, 1, 0] = 1.0
+    scale = torch.rand(T, B, 1, generator=g, dtype=dtype) + 0.1
+    scale[2, 3] = 30.0  # softmax(q) is one-hot up to exp(-60)
+    leaf = torch.randn(T, m + 1, k, generator=g, dtype=dtype)
+    grad = torch.randn(T, B, k, generator=g, dtype=dtype)
+    hard, magnitude = route_forward(a, depth, compiled=True)
+    ref_hard, ref_magnitude = route_forward(a, depth, compiled=False)
+    np.testing.assert_array_equal(hard.numpy(), ref_hard.numpy())
+    rtol = 1e-5 if dtype == torch.float32 else 1e-12
+    torch.testing.assert_close(magnitude, ref_magnitude, rtol=rtol, atol=0)
+    for s in (scale, scale[0, 0, 0]):  # per row, and one scale for all
+        got = route_backward(a, s, leaf, grad, depth, compiled=True)
+        ref = route_backward(a, s, leaf, grad, depth, compiled=False)
+        assert torch.isfinite(got).all() and (got != 0).any()
+        torch.testing.assert_close(got, ref, rtol=rtol, atol=rtol * float(ref.abs().max()))
 
 
 @pytest.mark.parametrize("depth", [1, 2, 4])

@@ -16,17 +16,18 @@ from functools import partial
 import torch
 
 from .._core._batched_trainer import train_batched
-from ._module import Route, hard_leaf
+from ._module import Route, route_forward
 
 __all__ = ["fit_batched"]
 
 
-def _masked_scale(a, mask):
+def _masked_scale(magnitude, mask, n_internal):
     """The decisions' scale of every member, ``(T, 1, 1)``: the module's mean
-    of ``|a|`` over the member's real rows (``mask``) and all its nodes."""
-    m = mask.to(a.dtype).unsqueeze(2)
-    mag = (a.detach().abs() * m).sum(dim=(1, 2), keepdim=True)
-    return mag / (m.sum(dim=(1, 2), keepdim=True).clamp(min=1) * a.shape[2])
+    of ``|a|`` over the member's real rows (``mask``) and all its nodes,
+    from the rows' sums of ``|a|`` (``magnitude``, ``(T, B)``)."""
+    m = mask.to(magnitude.dtype)
+    total = (magnitude * m).sum(dim=1)
+    return (total / (m.sum(dim=1).clamp(min=1) * n_internal)).view(-1, 1, 1)
 
 
 def _node_scores(params, x, n_layers):
@@ -66,7 +67,9 @@ def batched_forward(params, x, mask, *, n_layers, depth):
     every member taken over its real rows (``mask``).
     """
     a = _node_scores(params, x, n_layers)
-    return Route.apply(a, _masked_scale(a, mask), params["leaf"], hard_leaf(a, depth), depth)
+    hard, magnitude = route_forward(a.detach(), depth)
+    return Route.apply(a, _masked_scale(magnitude, mask, a.shape[2]), params["leaf"], hard,
+                       depth)
 
 
 def batched_penalty(params, *, n_layers, alpha_l1, alpha_l2):

@@ -16,21 +16,28 @@ Forward pass (Algorithm 3 with the BackProp of Algorithm 2 of the DGT paper):
 Steps 2 to 4 are one autograd function, :class:`Route`, shared with the
 forests' batched members (``_batched.py``). Its forward pass only gathers
 ``theta`` at the hard leaf: ``s``, ``q`` and the softmax matter only to the
-gradient, and are computed in the backward pass. There ``q`` is the product
-``s @ S.T`` when that product is small (:data:`DENSE_MAX_WORK`: at depth
-<= 6, any batch of up to 1024 rows) and is otherwise summed level by level without the
-product's multiplications by 0 (:func:`path_scores`). The gradients are those
-autograd computes through ``(hard + softmax(q) - softmax(q).detach()) @
-theta``, up to rounding.
+gradient, and are computed in the backward pass. On CPU tensors both passes
+are compiled kernels (``cython_src/_dgt.pyx``, one pass per row): the hard
+leaf and the row's sum of ``|a|`` forward; backward, the softmax of ``q`` as
+the product of one sigmoid per level along each path (the sum of
+``exp(q)`` factors level by level, so no exponential per leaf), its Jacobian
+and the sums over subtrees. Elsewhere (CUDA) the same steps are torch
+operations: ``q`` is the product ``s @ S.T`` when that product is small
+(:data:`DENSE_MAX_WORK`: at depth <= 6, any batch of up to 1024 rows) and is
+otherwise summed level by level without the product's multiplications by 0
+(:func:`path_scores`). The gradients are those autograd computes through
+``(hard + softmax(q) - softmax(q).detach()) @ theta``, up to rounding.
 """
 
 from functools import lru_cache
 
+import numpy as np
 import torch
 from torch import nn
 
 from .._core import topology
 from .._core._memory import check_memory
+from .._kernels._dgt import _route_backward, _route_forward
 
 #: Most multiply-adds (``rows * n_internal * n_leaves``) for which the path
 #: scores and their transpose are dense products with ``S``; beyond, they are
@@ -69,6 +76,31 @@ def hard_leaf(a, depth):
         nodes = a[..., 2**level - 1 : 2 ** (level + 1) - 1]
         p = torch.add(nodes.gather(-1, p) > 0, p, alpha=2)
     return p[..., 0]
+
+
+def _compiled(a):
+    """Whether the compiled route kernels take ``a`` (CPU, float32 / float64)."""
+    return a.device.type == "cpu" and a.dtype in (torch.float32, torch.float64)
+
+
+def route_forward(a, depth, compiled=None):
+    """The hard leaves ``(T, B)`` of node scores ``a`` (``(T, B, n_internal)``,
+    not differentiated) and the sums of ``|a|`` over each row's nodes
+    ``(T, B)``, from which the decisions' scale is taken.
+
+    The compiled kernel (``cython_src/_dgt.pyx``, one pass per row) on CPU
+    tensors of float32 / float64 (``compiled=None``); elsewhere, or with
+    ``compiled=False``, :func:`hard_leaf` and torch's sum.
+    """
+    if compiled is None:
+        compiled = _compiled(a)
+    if not compiled:
+        return hard_leaf(a, depth), a.abs().sum(dim=2)
+    hard = torch.empty(a.shape[:2], dtype=torch.long)
+    magnitude = torch.empty(a.shape[:2], dtype=a.dtype)
+    _route_forward(a.contiguous().numpy(), hard.numpy(), magnitude.numpy(), depth,
+                   max(1, torch.get_num_threads()))
+    return hard, magnitude
 
 
 def path_scores(s, depth):
@@ -144,11 +176,41 @@ class Route(torch.autograd.Function):
             grad_leaf = torch.zeros_like(leaf)
             grad_leaf.scatter_add_(1, hard.unsqueeze(2).expand(-1, -1, leaf.shape[2]), grad)
         if ctx.needs_input_grad[0]:
-            soft = torch.softmax(path_scores(torch.sign(a) * scale, ctx.depth), dim=2)
-            g_soft = torch.bmm(grad, leaf.transpose(1, 2))
-            dq = soft * (g_soft - (soft * g_soft).sum(dim=2, keepdim=True))
-            grad_a = path_scores_transpose(dq, ctx.depth) * (a.abs() <= 1)
+            grad_a = route_backward(a, scale, leaf, grad, ctx.depth)
         return grad_a, None, grad_leaf, None, None
+
+
+def route_backward(a, scale, leaf, grad, depth, compiled=None):
+    """The gradient of :class:`Route` with respect to the node scores ``a``.
+
+    On CPU tensors of float32 / float64 (``compiled=None``) the compiled
+    kernel (``cython_src/_dgt.pyx``: one pass per row, the softmax as a
+    product of per-level sigmoids, ``torch.get_num_threads()`` OpenMP
+    threads); elsewhere, or with ``compiled=False``, torch operations
+    (softmax of the path scores, its Jacobian, ``dq @ S``). Both compute the
+    same gradient up to rounding.
+    """
+    if compiled is None:
+        compiled = _compiled(a)
+    if not compiled:
+        soft = torch.softmax(path_scores(torch.sign(a) * scale, depth), dim=2)
+        g_soft = torch.bmm(grad, leaf.transpose(1, 2))
+        dq = soft * (g_soft - (soft * g_soft).sum(dim=2, keepdim=True))
+        return path_scores_transpose(dq, depth) * (a.abs() <= 1)
+    n_trees, n_rows, _ = a.shape
+    dtype = a.dtype
+    scale = torch.as_tensor(scale, dtype=dtype).expand(n_trees, n_rows, 1)
+    grad_a = torch.empty_like(a, memory_format=torch.contiguous_format)
+    n_threads = max(1, torch.get_num_threads())
+    work = np.empty((n_threads, 3 * leaf.shape[1]), dtype=grad_a.numpy().dtype)
+    _route_backward(
+        a.detach().contiguous().numpy(),
+        scale.reshape(n_trees, n_rows).contiguous().numpy(),
+        leaf.detach().to(dtype).transpose(1, 2).contiguous().numpy(),
+        grad.to(dtype).contiguous().numpy(),
+        grad_a.numpy(), work, depth, n_threads,
+    )
+    return grad_a
 
 
 class DGTModule(nn.Module):
@@ -187,13 +249,14 @@ class DGTModule(nn.Module):
 
     def forward_with_leaf(self, x):
         """``(output, leaf)``: the forward output and the hard leaf of every row."""
-        a = self.node_scores(x)
-        mag = a.detach().abs()
-        scale = mag.mean(dim=1, keepdim=True) if self.row_scale else mag.mean()
-        leaf = hard_leaf(a, self.depth)
-        out = Route.apply(a.unsqueeze(0), scale, self.leaf.unsqueeze(0), leaf.unsqueeze(0),
-                          self.depth)
-        return out[0], leaf
+        a = self.node_scores(x).unsqueeze(0)
+        leaf, magnitude = route_forward(a.detach(), self.depth)
+        if self.row_scale:  # the mean of |a| over each row's nodes
+            scale = magnitude[0].unsqueeze(1) / a.shape[2]
+        else:  # over the batch
+            scale = magnitude.sum() / a[0].numel()
+        out = Route.apply(a, scale, self.leaf.unsqueeze(0), leaf, self.depth)
+        return out[0], leaf[0]
 
     @torch.no_grad()
     def collapse(self):

@@ -1,0 +1,195 @@
+# The route of DGT's trees (``sklearn_difftrees/dgt/_module.Route``) on the
+# CPU: the hard leaves forward, the gradient of the node scores backward.
+#
+# Private, typed and dumb (like scikit-learn's ``_isotonic.pyx``): no
+# validation, no defaults, no Python objects inside the loops. The Python layer
+# (``sklearn_difftrees/dgt/_module.py``) passes C-contiguous arrays of one
+# dtype, allocates the outputs and the per-thread work rows.
+#
+# Conventions. ``T`` trees of depth ``D`` evaluated on ``B`` rows each; node
+# scores ``a[t, r]`` in heap order (``m = 2**D - 1`` internal nodes), leaf
+# parameters ``leaf[t, l]`` (``L = 2**D`` leaves, ``k`` outputs), the gradient
+# of the loss with respect to the route's output ``grad[t, r]`` (``k``
+# values). The decisions are ``s_i = sign(a_i) * c`` (``c = scale[t, r]``) and
+# the path scores ``q_l = sum_i S(i, l) s_i``: ``+s_i`` where leaf ``l`` lies in
+# the right subtree of node ``i``, ``-s_i`` in its left subtree.
+#
+# The softmax of ``q`` needs no exponential per leaf: the two children of a
+# node differ from their parent's score by ``+s_i`` and ``-s_i``, and when no
+# ``s_i`` is 0 the sum over a subtree's leaves of ``exp(q_l)`` is the same for
+# every subtree of one height (it factors level by level into
+# ``(exp(c) + exp(-c))**height``), so
+#
+#     softmax(q)_l = prod over the path to l of sigma(+-2 s_i)
+#
+# (``sigma(x) = 1 / (1 + exp(-x))``; ``+`` for a right step). ``sigma(2 s_i)``
+# is ``1/2 + delta`` or ``1/2 - delta`` with one ``delta`` per row, so a row
+# costs one exponential and O(L k) multiply-adds. A decision of exactly 0
+# (``a_i = 0``) breaks the factorization; a row with one gets ``q`` and its
+# softmax as written. Backward, per row:
+#
+# 1. ``p`` = softmax(q), top down (a node's children get its probability
+#    times ``1/2 -+ delta``);
+# 2. ``g_l = grad . leaf_l`` and ``dq_l = p_l (g_l - sum_j p_j g_j)`` (the
+#    softmax's Jacobian);
+# 3. ``grad_a_i = (sum of dq over the right subtree of i - sum over its left
+#    subtree) * 1{|a_i| <= 1}`` (``dq @ S`` and the straight-through
+#    indicator), bottom up by pairs.
+#
+# Parallelism: rows are independent and write only their own row of the
+# outputs; every OpenMP thread uses its own row of ``work`` (``3 L`` values).
+
+from cython cimport floating
+
+from cython.parallel cimport prange, threadid
+from libc.math cimport fabs
+from libc.stdint cimport int64_t
+
+
+# One row of the backward pass, in C over restrict pointers so that the
+# compiler vectorizes its loops (written in Cython, the straight-through
+# indicator became a branch taken at random, and the in-place top-down pass
+# could not be vectorized). ``leaf_t`` is the tree's leaves transposed, ``k``
+# rows of ``L``; ``p``, ``q`` and ``g`` are work rows of ``L`` values.
+cdef extern from *:
+    """
+    #include <math.h>
+    #define DGT_ROUTE_ROW(NAME, T)                                                   \
+    static void NAME(const T *restrict a, double c, const T *restrict leaf_t,        \
+                     const T *restrict grad, T *restrict grad_a, T *restrict p,      \
+                     T *restrict q, T *restrict g, Py_ssize_t depth, Py_ssize_t k) { \
+        Py_ssize_t n_leaves = (Py_ssize_t)1 << depth, level, j, l, col;              \
+        const T delta = (T)(1.0 / (1.0 + exp(-2.0 * c)) - 0.5);                      \
+        const T half = (T)0.5;                                                       \
+        T *cur = p, *nxt = q, *tmp;                                                  \
+        double dot = 0.0;                                                            \
+        int zeros = 0;                                                               \
+        for (j = 0; j < n_leaves - 1; j++) zeros |= a[j] == 0;                       \
+        if (zeros) {                                                                 \
+            /* A decision of 0 (a = 0) breaks the factorization: the scores  */      \
+            /* q, then their softmax, as written.                             */     \
+            T top = 0;                                                               \
+            double total = 0.0;                                                      \
+            cur[0] = (T)0;                                                           \
+            for (level = 0; level < depth; level++) {                                \
+                Py_ssize_t width = (Py_ssize_t)1 << level;                           \
+                const T *node = a + width - 1;                                       \
+                for (j = 0; j < width; j++) {                                        \
+                    T s = (T)((node[j] > 0) - (node[j] < 0)) * (T)c;                 \
+                    nxt[2 * j] = cur[j] - s;                                         \
+                    nxt[2 * j + 1] = cur[j] + s;                                     \
+                }                                                                    \
+                tmp = cur; cur = nxt; nxt = tmp;                                     \
+            }                                                                        \
+            top = cur[0];                                                            \
+            for (l = 1; l < n_leaves; l++) top = cur[l] > top ? cur[l] : top;        \
+            for (l = 0; l < n_leaves; l++) {                                         \
+                cur[l] = (T)exp((double)(cur[l] - top));                             \
+                total += cur[l];                                                     \
+            }                                                                        \
+            for (l = 0; l < n_leaves; l++) cur[l] = (T)(cur[l] / total);             \
+        } else {                                                                     \
+            cur[0] = (T)1;                                                           \
+            for (level = 0; level < depth; level++) {                                \
+                Py_ssize_t width = (Py_ssize_t)1 << level;                           \
+                const T *node = a + width - 1;                                       \
+                for (j = 0; j < width; j++) {                                        \
+                    T step = (T)((node[j] > 0) - (node[j] < 0)) * delta;             \
+                    nxt[2 * j] = cur[j] * (half - step);                             \
+                    nxt[2 * j + 1] = cur[j] * (half + step);                         \
+                }                                                                    \
+                tmp = cur; cur = nxt; nxt = tmp;                                     \
+            }                                                                        \
+        }                                                                            \
+        for (l = 0; l < n_leaves; l++) g[l] = grad[0] * leaf_t[l];                   \
+        for (col = 1; col < k; col++) {                                              \
+            const T gc = grad[col], *row = leaf_t + col * n_leaves;                  \
+            for (l = 0; l < n_leaves; l++) g[l] += gc * row[l];                      \
+        }                                                                            \
+        for (l = 0; l < n_leaves; l++) dot += (double)(cur[l] * g[l]);               \
+        for (l = 0; l < n_leaves; l++) g[l] = cur[l] * (g[l] - (T)dot);              \
+        T *src = g, *dst = nxt;                                                      \
+        for (level = depth - 1; level >= 0; level--) {                               \
+            Py_ssize_t width = (Py_ssize_t)1 << level;                               \
+            T *out = grad_a + width - 1;                                             \
+            for (j = 0; j < width; j++) {                                            \
+                T left = src[2 * j], right = src[2 * j + 1];                         \
+                out[j] = right - left;                                               \
+                dst[j] = left + right;                                               \
+            }                                                                        \
+            tmp = src; src = dst; dst = tmp;                                         \
+        }                                                                            \
+        for (j = 0; j < n_leaves - 1; j++)                                           \
+            grad_a[j] = fabs((double)a[j]) <= 1.0 ? grad_a[j] : (T)0;                \
+    }
+    DGT_ROUTE_ROW(_dgt_route_row_f, float)
+    DGT_ROUTE_ROW(_dgt_route_row_d, double)
+    """
+    void _dgt_route_row_f(const float* a, double c, const float* leaf_t, const float* grad,
+                          float* grad_a, float* p, float* q, float* g, Py_ssize_t depth,
+                          Py_ssize_t k) noexcept nogil
+    void _dgt_route_row_d(const double* a, double c, const double* leaf_t,
+                          const double* grad, double* grad_a, double* p, double* q,
+                          double* g, Py_ssize_t depth, Py_ssize_t k) noexcept nogil
+
+
+def _route_backward(
+    const floating[:, :, ::1] a,
+    const floating[:, ::1] scale,
+    const floating[:, :, ::1] leaf_t,
+    const floating[:, :, ::1] grad,
+    floating[:, :, ::1] grad_a,
+    floating[:, ::1] work,
+    int depth,
+    int n_threads,
+):
+    """Write into ``grad_a`` (``T, B, m``) the gradient of the route with
+    respect to the node scores ``a`` (``T, B, m``), given the decisions'
+    magnitudes ``scale`` (``T, B``), the leaves transposed ``leaf_t``
+    (``T, k, L``) and the output's gradient ``grad`` (``T, B, k``).
+    ``work`` is ``(n_threads, 3 L)``.
+    """
+    cdef Py_ssize_t n_trees = a.shape[0], n_rows = a.shape[1]
+    cdef Py_ssize_t k = leaf_t.shape[1], n_leaves = leaf_t.shape[2]
+    cdef Py_ssize_t item, t, r, tid
+    with nogil:
+        for item in prange(n_trees * n_rows, num_threads=n_threads, schedule="static"):
+            t = item // n_rows
+            r = item % n_rows
+            tid = threadid()
+            if floating is float:
+                _dgt_route_row_f(&a[t, r, 0], scale[t, r], &leaf_t[t, 0, 0], &grad[t, r, 0],
+                                 &grad_a[t, r, 0], &work[tid, 0], &work[tid, n_leaves],
+                                 &work[tid, 2 * n_leaves], depth, k)
+            else:
+                _dgt_route_row_d(&a[t, r, 0], scale[t, r], &leaf_t[t, 0, 0], &grad[t, r, 0],
+                                 &grad_a[t, r, 0], &work[tid, 0], &work[tid, n_leaves],
+                                 &work[tid, 2 * n_leaves], depth, k)
+
+
+def _route_forward(
+    const floating[:, :, ::1] a,
+    int64_t[:, ::1] hard,
+    floating[:, ::1] magnitude,
+    int depth,
+    int n_threads,
+):
+    """Write the hard leaf of every row of node scores ``a`` (``T, B, m``)
+    into ``hard`` (``T, B``: right iff ``a > 0``, as ``Route``'s
+    ``hard_leaf``) and the sum of the row's ``|a|`` over its ``m`` nodes into
+    ``magnitude`` (``T, B``; summed in float64)."""
+    cdef Py_ssize_t n_trees = a.shape[0], n_rows = a.shape[1], m = a.shape[2]
+    cdef Py_ssize_t item, t, r, i, level, pos
+    cdef double total
+    with nogil:
+        for item in prange(n_trees * n_rows, num_threads=n_threads, schedule="static"):
+            t = item // n_rows
+            r = item % n_rows
+            pos = 0
+            for level in range(depth):
+                pos = 2 * pos + (a[t, r, ((<Py_ssize_t> 1) << level) - 1 + pos] > 0)
+            hard[t, r] = pos
+            total = 0.0
+            for i in range(m):
+                total = total + fabs(a[t, r, i])
+            magnitude[t, r] = <floating> total
