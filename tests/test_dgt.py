@@ -236,6 +236,15 @@ def test_compiled_route_kernels_equal_torch_operations(depth, dtype):
         ref = route_backward(a, s, leaf, grad, depth, compiled=False)
         assert torch.isfinite(got).all() and (got != 0).any()
         torch.testing.assert_close(got, ref, rtol=rtol, atol=rtol * float(ref.abs().max()))
+    # Rows are independent: the OpenMP threads change nothing, bit for bit.
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        again = route_backward(a, scale, leaf, grad, depth, compiled=True)
+    finally:
+        torch.set_num_threads(threads)
+    torch.testing.assert_close(again, route_backward(a, scale, leaf, grad, depth, compiled=True),
+                               rtol=0, atol=0)
 
 
 @pytest.mark.parametrize("depth", [1, 2, 4])
