@@ -5,6 +5,8 @@ here the pure-torch implementation is the second opinion, and
 ``torch.autograd.gradcheck`` checks the autograd Function.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -350,6 +352,42 @@ def test_warm_start_keeps_bias_initialization(bc):
     assert not clf._module_state["tree.bias_pending"]
     clf.fit(X_tr, y_tr)  # continues from the previous module
     assert clf.n_iter_ >= 1
+
+
+@pytest.mark.parametrize("data_seed, seed", [(9, 0), (9, 1), (10, 0)])
+def test_linear_start_is_not_undertrained(data_seed, seed):
+    # Small noisy data (200 rows, 20% flipped labels, 20 validation rows)
+    # on which the validation loss of a head trained from a random start
+    # bottomed out after a few epochs: the restored model fitted its training
+    # rows worse than a depth-2 CART (by 3 to 11.5 points). Starting from the
+    # head fitted on [x, z] (a logistic regression), kept as an early-stopping
+    # candidate, it fits them at least as well.
+    from sklearn.datasets import make_classification
+    from sklearn.tree import DecisionTreeClassifier
+
+    X, y = make_classification(n_samples=200, n_features=8, n_informative=3, flip_y=0.2,
+                               random_state=data_seed)
+    d2 = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y).score(X, y)
+    clf = LatentTreeClassifier(random_state=seed).fit(X, y)
+    assert clf.score(X, y) >= d2
+
+
+def test_linear_start_head_is_the_logistic_regression(bc):
+    # The start's head is sklearn's logistic regression on [x, z] of the
+    # untrained tree: with learning_rate=1e-12 training does not move it, so the
+    # fitted classifier predicts the logistic regression's probabilities.
+    from sklearn.linear_model import LogisticRegression
+
+    X_tr, _, y_tr, _ = bc
+    clf = LatentTreeClassifier(max_depth=2, learning_rate=1e-12, early_stopping=False,
+                               max_iter=1, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # ConvergenceWarning: max_iter reached
+        clf.fit(X_tr, y_tr)
+    Xs = (X_tr - clf._feature_mean) / clf._feature_scale
+    H = np.hstack((Xs, clf.traversal(X_tr)))
+    lr = LogisticRegression(max_iter=200).fit(H, y_tr)
+    np.testing.assert_allclose(clf.predict_proba(X_tr), lr.predict_proba(H), atol=1e-3)
 
 
 # ------------------------------------------------- clustering and purity

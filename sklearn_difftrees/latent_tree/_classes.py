@@ -119,6 +119,24 @@ class _BaseLatentTree(_PrunedTreeMixin, BaseGradientTree):
             self.dropout,
         )
 
+    #: Start from the fitted linear head (:meth:`_init_module`); the
+    #: clusterer's inner regressor turns it off (its clusters are the tree's).
+    _linear_start = True
+
+    def _init_module(self, module, Z, Y, w, seed):
+        """Linear start (``head="linear"``): the split biases balanced on all
+        training rows, then the head fitted on the features ``[x, z]`` of that
+        (untrained) tree by logistic regression / ridge
+        (:func:`~._start.linear_start`), kept as an early-stopping
+        candidate: training must beat the start's validation loss."""
+        if self.head != "linear" or not self._linear_start:
+            return False
+        from sklearn.base import is_classifier
+
+        from ._start import linear_start
+
+        return linear_start(module, Z, Y, w, is_classifier(self), seed)
+
     def _freeze(self, module, X, Y, sample_weight, keep):
         # The head (numpy, float64) first: the leaf parameters need its shape.
         self._head_params = module.head_weights()

@@ -1,0 +1,84 @@
+"""LatentTree's linear start: the head fitted in closed form (regression) or
+by L2-regularized logistic regression (classification) on the features
+``[x, z]`` of the freshly initialized tree, before gradient training.
+
+The head sees ``[x, z]``, so the start already contains the linear model on
+``x``. The estimator makes it a candidate of early stopping (``keep_start``):
+training then has to beat the start's validation loss, and a fit that would
+otherwise stop after two or three epochs (an undertrained tree, worse on its
+training rows than a shallow CART) returns the start instead.
+"""
+
+import warnings
+
+import numpy as np
+
+from .._core.greedy import row_subsample
+
+__all__ = ["fit_linear_head", "linear_start"]
+
+#: Rows the start's linear model is fitted on at most (a random subsample
+#: beyond): it is a start, refined by training, and bounded in cost.
+START_MAX_ROWS = 20_000
+
+#: Inverse L2 strength of the start (per unit of mean sample weight), as
+#: scikit-learn's defaults: ``C = 1`` for the logistic model, ``alpha = 1`` for
+#: the ridge.
+START_C = 1.0
+
+
+def fit_linear_head(H, Y, w, n_outputs, classification):
+    """Weights ``(W, b)`` of a linear head on features ``H``, or ``None``.
+
+    ``H`` (n, p) are the head's inputs, ``Y`` the encoded target (class codes
+    or standardized targets), ``w`` the normalized weights (mean 1).
+    Classification: multinomial logistic regression (``W`` of shape
+    ``(n_outputs, p)``; with two classes the single logit is split evenly
+    between the two outputs). ``None`` when a class is missing from ``Y``
+    (its logit would have no data). Regression: ridge, one row per output.
+    """
+    H, w = np.asarray(H, dtype=np.float64), np.asarray(w, dtype=np.float64)
+    if classification:
+        from sklearn.exceptions import ConvergenceWarning
+        from sklearn.linear_model import LogisticRegression
+
+        present = np.unique(Y)
+        if present.shape[0] != n_outputs or n_outputs < 2:
+            return None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            lr = LogisticRegression(C=START_C, max_iter=200).fit(H, Y, sample_weight=w)
+        W, b = lr.coef_, lr.intercept_
+        if n_outputs == 2:  # one logit: p(1) = sigmoid(coef . h + b)
+            W = np.vstack((-W / 2, W / 2))
+            b = np.array([-b[0] / 2, b[0] / 2])
+        return W, b
+    from sklearn.linear_model import Ridge
+
+    Y2 = Y.reshape(Y.shape[0], -1)
+    ridge = Ridge(alpha=1.0 / START_C).fit(H, Y2, sample_weight=w)
+    return np.atleast_2d(ridge.coef_), np.atleast_1d(ridge.intercept_)
+
+
+def linear_start(module, Z, Y, w, classification, seed):
+    """Start ``module`` (a ``_LatentTreeNet`` with a linear head, training
+    mode) in place: split biases balanced on the rows, head fitted on their
+    ``[x, z]`` by :func:`fit_linear_head`. ``Z, Y, w``: the standardized
+    training rows, encoded target and normalized weights; at most
+    :data:`START_MAX_ROWS` of them, drawn from ``seed``, are used. Returns
+    whether the head was fitted (``False`` leaves it as initialized)."""
+    import torch
+
+    rows = row_subsample(Z.shape[0], START_MAX_ROWS, seed)
+    Zt = torch.as_tensor(Z[rows])
+    with torch.no_grad():
+        module.tree.init_bias(Zt)
+        H = module.features(Zt).double().numpy()  # training mode: a solved on these rows
+    head = module.head[-1]
+    fitted = fit_linear_head(H, Y[rows], w[rows], head.out_features, classification)
+    if fitted is None:
+        return False
+    with torch.no_grad():
+        head.weight.copy_(torch.as_tensor(fitted[0]))
+        head.bias.copy_(torch.as_tensor(fitted[1]))
+    return True
