@@ -360,8 +360,8 @@ def test_linear_start_is_not_undertrained(data_seed, seed):
     # on which the validation loss of a head trained from a random start
     # bottomed out after a few epochs: the restored model fitted its training
     # rows worse than a depth-2 CART (by 3 to 11.5 points). Starting from the
-    # head fitted on [x, z] (a logistic regression), kept as an early-stopping
-    # candidate, it fits them at least as well.
+    # head fitted on [x, z] (a logistic regression), it fits them at least as
+    # well.
     from sklearn.datasets import make_classification
     from sklearn.tree import DecisionTreeClassifier
 

@@ -127,15 +127,16 @@ class _BaseLatentTree(_PrunedTreeMixin, BaseGradientTree):
         """Linear start (``head="linear"``): the split biases balanced on all
         training rows, then the head fitted on the features ``[x, z]`` of that
         (untrained) tree by logistic regression / ridge
-        (:func:`~._start.linear_start`), kept as an early-stopping
-        candidate: training must beat the start's validation loss."""
+        (:func:`~._start.linear_start`). Not an early-stopping candidate
+        (returns False): the fitted tree is always a trained one."""
         if self.head != "linear" or not self._linear_start:
             return False
         from sklearn.base import is_classifier
 
         from ._start import linear_start
 
-        return linear_start(module, Z, Y, w, is_classifier(self), seed)
+        linear_start(module, Z, Y, w, is_classifier(self), seed)
+        return False  # a returned start would be an untrained tree
 
     def _freeze(self, module, X, Y, sample_weight, keep):
         # The head (numpy, float64) first: the leaf parameters need its shape.

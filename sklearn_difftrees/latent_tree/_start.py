@@ -3,10 +3,11 @@ by L2-regularized logistic regression (classification) on the features
 ``[x, z]`` of the freshly initialized tree, before gradient training.
 
 The head sees ``[x, z]``, so the start already contains the linear model on
-``x``. The estimator makes it a candidate of early stopping (``keep_start``):
-training then has to beat the start's validation loss, and a fit that would
-otherwise stop after two or three epochs (an undertrained tree, worse on its
-training rows than a shallow CART) returns the start instead.
+``x``. It is where training starts, not a candidate of early stopping: the
+returned tree is always a trained one (an epoch >= 1), but an early best
+epoch no longer means an undertrained model (from a random head, a fit that
+stopped after two or three epochs fitted its training rows worse than a
+shallow CART).
 """
 
 import warnings
