@@ -36,8 +36,11 @@
 #    subtree) * 1{|a_i| <= 1}`` (``dq @ S`` and the straight-through
 #    indicator), bottom up by pairs.
 #
-# Parallelism: rows are independent and write only their own row of the
-# outputs; every OpenMP thread uses its own row of ``work`` (``3 L`` values).
+# A decision of 0 is any score that is neither positive nor negative (0, -0
+# and NaN, as ``torch.sign``). Parallelism: rows are independent and write
+# only their own row of the outputs; every OpenMP thread uses its own row of
+# ``work`` (at least ``3 L`` values, padded by the caller to whole cache
+# lines).
 
 from cython cimport floating
 
@@ -54,17 +57,27 @@ from libc.stdint cimport int64_t
 cdef extern from *:
     """
     #include <math.h>
+    /* C99's restrict under each compiler's spelling (MSVC has no bare
+       restrict in C mode without /std:c11). */
+    #if defined(_MSC_VER)
+    #define DGT_RESTRICT __restrict
+    #elif defined(__GNUC__) || defined(__clang__)
+    #define DGT_RESTRICT __restrict__
+    #else
+    #define DGT_RESTRICT
+    #endif
     #define DGT_ROUTE_ROW(NAME, T)                                                   \
-    static void NAME(const T *restrict a, double c, const T *restrict leaf_t,        \
-                     const T *restrict grad, T *restrict grad_a, T *restrict p,      \
-                     T *restrict q, T *restrict g, Py_ssize_t depth, Py_ssize_t k) { \
+    static void NAME(const T *DGT_RESTRICT a, double c,                             \
+                     const T *DGT_RESTRICT leaf_t, const T *DGT_RESTRICT grad,       \
+                     T *DGT_RESTRICT grad_a, T *DGT_RESTRICT p, T *DGT_RESTRICT q,   \
+                     T *DGT_RESTRICT g, Py_ssize_t depth, Py_ssize_t k) {            \
         Py_ssize_t n_leaves = (Py_ssize_t)1 << depth, level, j, l, col;              \
         const T delta = (T)(1.0 / (1.0 + exp(-2.0 * c)) - 0.5);                      \
         const T half = (T)0.5;                                                       \
         T *cur = p, *nxt = q, *tmp;                                                  \
         double dot = 0.0;                                                            \
         int zeros = 0;                                                               \
-        for (j = 0; j < n_leaves - 1; j++) zeros |= a[j] == 0;                       \
+        for (j = 0; j < n_leaves - 1; j++) zeros |= !(a[j] > 0 || a[j] < 0);     \
         if (zeros) {                                                                 \
             /* A decision of 0 (a = 0) breaks the factorization: the scores  */      \
             /* q, then their softmax, as written.                             */     \
@@ -147,7 +160,7 @@ def _route_backward(
     respect to the node scores ``a`` (``T, B, m``), given the decisions'
     magnitudes ``scale`` (``T, B``), the leaves transposed ``leaf_t``
     (``T, k, L``) and the output's gradient ``grad`` (``T, B, k``).
-    ``work`` is ``(n_threads, 3 L)``.
+    ``work`` is ``(n_threads, >= 3 L)``.
     """
     cdef Py_ssize_t n_trees = a.shape[0], n_rows = a.shape[1]
     cdef Py_ssize_t k = leaf_t.shape[1], n_leaves = leaf_t.shape[2]

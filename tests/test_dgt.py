@@ -209,18 +209,19 @@ def test_fused_route_equals_dense_formula(depth, row_scale, dtype):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-@pytest.mark.parametrize("depth", [1, 2, 3, 6, 9])
+@pytest.mark.parametrize("depth", [1, 2, 3, 6, 8, 9])
 def test_compiled_route_kernels_equal_torch_operations(depth, dtype):
     # The CPU kernels of the route (cython_src/_dgt.pyx: the softmax as a
     # product of per-level sigmoids) against the torch operations CUDA runs
-    # (softmax of the path scores: the product with S at depth <= 3 here, the
-    # level-by-level sums at depth 6 and 9). Three trees, per-row scales
-    # (the bandit's) and one large scale, exact zeros (sign 0) and scores on
-    # the straight-through window's edge.
+    # (softmax of the path scores: the product with S up to depth 6 here, the
+    # level-by-level sums at depth 8 and 9). Three trees, per-row scales
+    # (the bandit's) and one large scale, exact zeros and a NaN (sign 0:
+    # the explicit softmax) and scores on the straight-through window's edge.
     g = torch.Generator().manual_seed(depth)
     T, B, k, m = 3, 37, 2, 2**depth - 1
     a = 1.5 * torch.randn(T, B, m, generator=g, dtype=dtype)
     a[0, 0, :2] = 0.0
+    a[0, 1, m // 2] = float("nan")  # the real callers' scale would be NaN too
     a[1, 1, 0] = 1.0
     scale = torch.rand(T, B, 1, generator=g, dtype=dtype) + 0.1
     scale[2, 3] = 30.0  # softmax(q) is one-hot up to exp(-60)
@@ -230,7 +231,7 @@ def test_compiled_route_kernels_equal_torch_operations(depth, dtype):
     ref_hard, ref_magnitude = route_forward(a, depth, compiled=False)
     np.testing.assert_array_equal(hard.numpy(), ref_hard.numpy())
     rtol = 1e-5 if dtype == torch.float32 else 1e-12
-    torch.testing.assert_close(magnitude, ref_magnitude, rtol=rtol, atol=0)
+    torch.testing.assert_close(magnitude, ref_magnitude, rtol=rtol, atol=0, equal_nan=True)
     for s in (scale, scale[0, 0, 0]):  # per row, and one scale for all
         got = route_backward(a, s, leaf, grad, depth, compiled=True)
         ref = route_backward(a, s, leaf, grad, depth, compiled=False)
@@ -239,12 +240,13 @@ def test_compiled_route_kernels_equal_torch_operations(depth, dtype):
     # Rows are independent: the OpenMP threads change nothing, bit for bit.
     threads = torch.get_num_threads()
     try:
-        torch.set_num_threads(2)
-        again = route_backward(a, scale, leaf, grad, depth, compiled=True)
+        results = []
+        for n in (1, 3):
+            torch.set_num_threads(n)
+            results.append(route_backward(a, scale, leaf, grad, depth, compiled=True))
     finally:
         torch.set_num_threads(threads)
-    torch.testing.assert_close(again, route_backward(a, scale, leaf, grad, depth, compiled=True),
-                               rtol=0, atol=0)
+    torch.testing.assert_close(results[0], results[1], rtol=0, atol=0)
 
 
 @pytest.mark.parametrize("depth", [1, 2, 4])

@@ -369,7 +369,9 @@ def test_linear_start_is_not_undertrained(data_seed, seed):
                                random_state=data_seed)
     d2 = DecisionTreeClassifier(max_depth=2, random_state=0).fit(X, y).score(X, y)
     clf = LatentTreeClassifier(random_state=seed).fit(X, y)
-    assert clf.score(X, y) >= d2
+    # 1 point of slack for other CPUs' rounding (the random head missed it
+    # by 3 to 11.5 points; the start clears it by 1 to 5).
+    assert clf.score(X, y) >= d2 - 0.01
 
 
 def test_linear_start_head_is_the_logistic_regression(bc):

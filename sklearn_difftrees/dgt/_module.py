@@ -83,6 +83,17 @@ def _compiled(a):
     return a.device.type == "cpu" and a.dtype in (torch.float32, torch.float64)
 
 
+#: Fewest rows per OpenMP thread of the route kernels (a bandit's one-row
+#: rounds would otherwise wake every thread for a few microseconds of work).
+MIN_ROWS_PER_THREAD = 32
+
+
+def _kernel_threads(n_rows):
+    """Threads of a route kernel over ``n_rows`` rows: torch's thread count,
+    at most one per :data:`MIN_ROWS_PER_THREAD` rows."""
+    return max(1, min(torch.get_num_threads(), n_rows // MIN_ROWS_PER_THREAD))
+
+
 def route_forward(a, depth, compiled=None):
     """The hard leaves ``(T, B)`` of node scores ``a`` (``(T, B, n_internal)``,
     not differentiated) and the sums of ``|a|`` over each row's nodes
@@ -99,7 +110,7 @@ def route_forward(a, depth, compiled=None):
     hard = torch.empty(a.shape[:2], dtype=torch.long)
     magnitude = torch.empty(a.shape[:2], dtype=a.dtype)
     _route_forward(a.contiguous().numpy(), hard.numpy(), magnitude.numpy(), depth,
-                   max(1, torch.get_num_threads()))
+                   _kernel_threads(a.shape[0] * a.shape[1]))
     return hard, magnitude
 
 
@@ -148,9 +159,10 @@ class Route(torch.autograd.Function):
     with ``q = s @ S.T`` and ``s = sign(a) * scale``, fused.
 
     ``a``: node scores ``(T, B, n_internal)``; ``scale``: the decisions'
-    magnitude, broadcastable to ``a`` and not differentiated (the caller's
-    mean of ``|a|``); ``leaf``: ``(T, n_leaves, k)``; ``hard``: the hard
-    leaves ``(T, B)`` (:func:`hard_leaf`).
+    magnitude, broadcastable to ``(T, B, 1)`` (one per row or per tree) and
+    not differentiated (the caller's mean of ``|a|``); ``leaf``:
+    ``(T, n_leaves, k)``; ``hard``: the hard leaves ``(T, B)``
+    (:func:`hard_leaf`).
 
     Forward, the value is the hard leaf's parameters (``leaf`` gathered at
     ``hard``: the soft terms cancel). Backward, the leaf parameters get the
@@ -185,8 +197,8 @@ def route_backward(a, scale, leaf, grad, depth, compiled=None):
 
     On CPU tensors of float32 / float64 (``compiled=None``) the compiled
     kernel (``cython_src/_dgt.pyx``: one pass per row, the softmax as a
-    product of per-level sigmoids, ``torch.get_num_threads()`` OpenMP
-    threads); elsewhere, or with ``compiled=False``, torch operations
+    product of per-level sigmoids, up to ``torch.get_num_threads()`` OpenMP
+    threads; ``scale`` broadcastable to ``(T, B, 1)``); elsewhere, or with ``compiled=False``, torch operations
     (softmax of the path scores, its Jacobian, ``dq @ S``). Both compute the
     same gradient up to rounding.
     """
@@ -199,15 +211,17 @@ def route_backward(a, scale, leaf, grad, depth, compiled=None):
         return path_scores_transpose(dq, depth) * (a.abs() <= 1)
     n_trees, n_rows, _ = a.shape
     dtype = a.dtype
-    scale = torch.as_tensor(scale, dtype=dtype).expand(n_trees, n_rows, 1)
+    scale = torch.as_tensor(scale, dtype=dtype).detach().expand(n_trees, n_rows, 1)
     grad_a = torch.empty_like(a, memory_format=torch.contiguous_format)
-    n_threads = max(1, torch.get_num_threads())
-    work = np.empty((n_threads, 3 * leaf.shape[1]), dtype=grad_a.numpy().dtype)
+    n_threads = _kernel_threads(n_trees * n_rows)
+    # Each thread's work row (3 L values) padded to whole 64-byte lines.
+    width = -(-3 * leaf.shape[1] * a.element_size() // 64) * 64 // a.element_size()
+    work = np.empty((n_threads, width), dtype=grad_a.numpy().dtype)
     _route_backward(
         a.detach().contiguous().numpy(),
         scale.reshape(n_trees, n_rows).contiguous().numpy(),
         leaf.detach().to(dtype).transpose(1, 2).contiguous().numpy(),
-        grad.to(dtype).contiguous().numpy(),
+        grad.detach().to(dtype).contiguous().numpy(),
         grad_a.numpy(), work, depth, n_threads,
     )
     return grad_a
