@@ -494,3 +494,25 @@ def test_export_and_plot_skip_pruned_nodes(bc):
     annotations = plot_tree(clf)
     assert len(annotations) == len(shown)
     matplotlib.pyplot.close("all")
+
+
+def test_linear_start_head_of_the_regressor_is_the_ridge():
+    # The regressor's start is scikit-learn's ridge (alpha=1) on [x, z] of the
+    # untrained tree, fitted to the standardized targets, one row per output:
+    # with learning_rate=1e-12 training does not move it.
+    from sklearn.datasets import make_regression
+    from sklearn.linear_model import Ridge
+
+    X, y = make_regression(n_samples=300, n_features=5, n_targets=2, noise=5.0,
+                           random_state=0)
+    reg = LatentTreeRegressor(max_depth=2, learning_rate=1e-12, early_stopping=False,
+                              max_iter=1, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # ConvergenceWarning: max_iter reached
+        reg.fit(X, y)
+    Xs = (X - reg._feature_mean) / reg._feature_scale
+    H = np.hstack((Xs, reg.traversal(X)))
+    ridge = Ridge(alpha=1.0).fit(H, (y - reg._target_mean) / reg._target_scale)
+    expected = ridge.predict(H) * reg._target_scale + reg._target_mean
+    np.testing.assert_allclose(reg.predict(X), expected, rtol=1e-3,
+                               atol=1e-3 * np.abs(y).max())
