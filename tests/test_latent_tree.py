@@ -374,22 +374,44 @@ def test_linear_start_is_not_undertrained(data_seed, seed):
     assert clf.score(X, y) >= d2 - 0.01
 
 
+def _start_features(est, X, y):
+    """Fit ``est`` so that training does not move its start (learning_rate
+    1e-12, one epoch) and return the start head's inputs ``[x, z]``."""
+    est.set_params(max_depth=2, learning_rate=1e-12, early_stopping=False, max_iter=1,
+                   random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # ConvergenceWarning: max_iter reached
+        est.fit(X, y)
+    return np.hstack(((X - est._feature_mean) / est._feature_scale, est.traversal(X)))
+
+
 def test_linear_start_head_is_the_logistic_regression(bc):
     # The start's head is sklearn's logistic regression on [x, z] of the
-    # untrained tree: with learning_rate=1e-12 training does not move it, so the
-    # fitted classifier predicts the logistic regression's probabilities.
+    # untrained tree: the fitted classifier predicts its probabilities.
     from sklearn.linear_model import LogisticRegression
 
     X_tr, _, y_tr, _ = bc
-    clf = LatentTreeClassifier(max_depth=2, learning_rate=1e-12, early_stopping=False,
-                               max_iter=1, random_state=0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # ConvergenceWarning: max_iter reached
-        clf.fit(X_tr, y_tr)
-    Xs = (X_tr - clf._feature_mean) / clf._feature_scale
-    H = np.hstack((Xs, clf.traversal(X_tr)))
+    clf = LatentTreeClassifier()
+    H = _start_features(clf, X_tr, y_tr)
     lr = LogisticRegression(max_iter=200).fit(H, y_tr)
     np.testing.assert_allclose(clf.predict_proba(X_tr), lr.predict_proba(H), atol=1e-3)
+
+
+def test_linear_start_head_of_the_regressor_is_the_ridge():
+    # The regressor's start is scikit-learn's ridge (alpha=1) on [x, z] of the
+    # untrained tree, fitted to the standardized targets, one row per output
+    # (a random head misses by 423 against a tolerance of 0.44).
+    from sklearn.datasets import make_regression
+    from sklearn.linear_model import Ridge
+
+    X, y = make_regression(n_samples=300, n_features=5, n_targets=2, noise=5.0,
+                           random_state=0)
+    reg = LatentTreeRegressor()
+    H = _start_features(reg, X, y)
+    ridge = Ridge(alpha=1.0).fit(H, (y - reg._target_mean) / reg._target_scale)
+    expected = ridge.predict(H) * reg._target_scale + reg._target_mean
+    np.testing.assert_allclose(reg.predict(X), expected, rtol=1e-3,
+                               atol=1e-3 * np.abs(y).max())
 
 
 # ------------------------------------------------- clustering and purity
@@ -495,24 +517,3 @@ def test_export_and_plot_skip_pruned_nodes(bc):
     assert len(annotations) == len(shown)
     matplotlib.pyplot.close("all")
 
-
-def test_linear_start_head_of_the_regressor_is_the_ridge():
-    # The regressor's start is scikit-learn's ridge (alpha=1) on [x, z] of the
-    # untrained tree, fitted to the standardized targets, one row per output:
-    # with learning_rate=1e-12 training does not move it.
-    from sklearn.datasets import make_regression
-    from sklearn.linear_model import Ridge
-
-    X, y = make_regression(n_samples=300, n_features=5, n_targets=2, noise=5.0,
-                           random_state=0)
-    reg = LatentTreeRegressor(max_depth=2, learning_rate=1e-12, early_stopping=False,
-                              max_iter=1, random_state=0)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # ConvergenceWarning: max_iter reached
-        reg.fit(X, y)
-    Xs = (X - reg._feature_mean) / reg._feature_scale
-    H = np.hstack((Xs, reg.traversal(X)))
-    ridge = Ridge(alpha=1.0).fit(H, (y - reg._target_mean) / reg._target_scale)
-    expected = ridge.predict(H) * reg._target_scale + reg._target_mean
-    np.testing.assert_allclose(reg.predict(X), expected, rtol=1e-3,
-                               atol=1e-3 * np.abs(y).max())
