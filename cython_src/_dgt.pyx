@@ -38,10 +38,11 @@
 #
 # A decision of 0 is any score that is neither positive nor negative (0, -0
 # and NaN, as ``torch.sign``; tested without short-circuit operators, whose
-# branches on random signs made the pass three times slower). Parallelism: rows are independent and write
-# only their own row of the outputs; every OpenMP thread uses its own row of
-# ``work`` (at least ``3 L`` values, padded by the caller to whole cache
-# lines).
+# branches on random signs made the pass three times slower).
+#
+# Parallelism: rows are independent and write only their own row of the
+# outputs; every OpenMP thread uses its own row of ``work`` (at least ``3 L``
+# values, padded by the caller to whole cache lines).
 
 from cython cimport floating
 

@@ -198,9 +198,9 @@ def route_backward(a, scale, leaf, grad, depth, compiled=None):
     On CPU tensors of float32 / float64 (``compiled=None``) the compiled
     kernel (``cython_src/_dgt.pyx``: one pass per row, the softmax as a
     product of per-level sigmoids, up to ``torch.get_num_threads()`` OpenMP
-    threads; ``scale`` broadcastable to ``(T, B, 1)``); elsewhere, or with ``compiled=False``, torch operations
-    (softmax of the path scores, its Jacobian, ``dq @ S``). Both compute the
-    same gradient up to rounding.
+    threads; ``scale`` broadcastable to ``(T, B, 1)``); elsewhere, or with
+    ``compiled=False``, torch operations (softmax of the path scores, its
+    Jacobian, ``dq @ S``). Both compute the same gradient up to rounding.
     """
     if compiled is None:
         compiled = _compiled(a)

@@ -124,9 +124,9 @@ class _BaseLatentTree(_PrunedTreeMixin, BaseGradientTree):
     _linear_start = True
 
     def _init_module(self, module, Z, Y, w, seed):
-        """Linear start (``head="linear"``): the split biases balanced on all
-        training rows, then the head fitted on the features ``[x, z]`` of that
-        (untrained) tree by logistic regression / ridge
+        """Linear start (``head="linear"``): the split biases balanced on the
+        training rows (at most 20,000), then the head fitted on the features
+        ``[x, z]`` of that (untrained) tree by logistic regression / ridge
         (:func:`~._start.linear_start`). Not an early-stopping candidate
         (returns False): the fitted tree is always a trained one."""
         if self.head != "linear" or not self._linear_start:
@@ -285,7 +285,10 @@ _DOC_PARAMS = """
         routing; ``elu`` bounds the negative rewards at -1).
     head : {"linear", "mlp"}, default="linear"
         Prediction head ``f_phi``: one linear layer, or ``head_layers`` hidden
-        layers of ``head_width`` units with ELU and ``dropout``.
+        layers of ``head_width`` units with ELU and ``dropout``. The linear
+        head starts training fitted as a linear model (logistic regression,
+        ``C=1``; ridge, ``alpha=1``) on the head's input of the untrained
+        tree, on at most 20,000 training rows (``docs/latent_tree.md``).
     head_input : {"concat", "z"}, default="concat"
         Head input: ``[x, z]`` (standardized features and traversal, as in the
         authors' code) or ``z`` alone.

@@ -66,8 +66,8 @@ def linear_start(module, Z, Y, w, classification, seed):
     mode) in place: split biases balanced on the rows, head fitted on their
     ``[x, z]`` by :func:`fit_linear_head`. ``Z, Y, w``: the standardized
     training rows, encoded target and normalized weights; at most
-    :data:`START_MAX_ROWS` of them, drawn from ``seed``, are used. Returns
-    whether the head was fitted (``False`` leaves it as initialized)."""
+    :data:`START_MAX_ROWS` of them, drawn from ``seed``, are used. Where
+    :func:`fit_linear_head` returns ``None`` the head stays as initialized."""
     import torch
 
     rows = row_subsample(Z.shape[0], START_MAX_ROWS, seed)
@@ -78,8 +78,7 @@ def linear_start(module, Z, Y, w, classification, seed):
     head = module.head[-1]
     fitted = fit_linear_head(H, Y[rows], w[rows], head.out_features, classification)
     if fitted is None:
-        return False
+        return
     with torch.no_grad():
         head.weight.copy_(torch.as_tensor(fitted[0]))
         head.bias.copy_(torch.as_tensor(fitted[1]))
-    return True
