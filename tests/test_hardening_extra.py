@@ -45,6 +45,23 @@ def test_refused_warm_start_keeps_the_fitted_model(cls):
             np.testing.assert_array_equal(est.predict(df), ref)
 
 
+@pytest.mark.parametrize("cls", [c for c in WARM if c.__name__.endswith("Classifier")])
+def test_warm_start_refusing_other_classes_keeps_classes(cls):
+    # The refusal came after classes_ had been set to the new labels: the
+    # model of 3 classes kept classes_ [0 1], so predict raised IndexError
+    # (or returned the refused labels, e.g. strings).
+    X, _, _ = _data()
+    y = np.digitize(X[:, 0], [-0.5, 0.5])
+    est = _quiet(cls(warm_start=True, max_depth=2, **FAST).fit, X, y)
+    ref = est.predict(X)
+    for other in ((y > 0).astype(int), np.array(["a", "b", "c"])[y]):
+        with pytest.raises(ValueError, match="classes seen in the first fit"):
+            _quiet(est.fit, X, other)
+        np.testing.assert_array_equal(est.classes_, [0, 1, 2])
+        assert est.n_classes_ == 3
+        np.testing.assert_array_equal(est.predict(X), ref)
+
+
 @pytest.mark.parametrize("cls", [sd.LatentTreeClassifier, sd.LatentTreeRegressor])
 @pytest.mark.parametrize("change", [dict(max_depth=3), dict(head="mlp")])
 def test_warm_start_with_other_shapes_is_a_value_error(cls, change):

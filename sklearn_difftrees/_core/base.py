@@ -433,13 +433,16 @@ class TreeClassifierMixin(ClassifierMixin):
     """Classification half of a tree estimator (softmax leaves)."""
 
     def _prepare_target(self, y, sample_weight, warm):
-        old = getattr(self, "classes_", None) if warm else None
-        y_enc, sample_weight = encode_classification_target(self, y, sample_weight)
-        if old is not None and not np.array_equal(old, self.classes_):
-            raise ValueError(
-                f"warm_start=True requires the classes seen in the first fit {old}; "
-                f"got {self.classes_}."
-            )
+        old = (getattr(self, "classes_", None), getattr(self, "n_classes_", None))
+        try:
+            y_enc, sample_weight = encode_classification_target(self, y, sample_weight)
+            if warm and old[0] is not None and not np.array_equal(old[0], self.classes_):
+                raise ValueError(f"warm_start=True requires the classes seen in the first "
+                                 f"fit {old[0]}; got {self.classes_}.")
+        except ValueError:  # a refused warm fit keeps the fitted model, classes_ too
+            if warm:
+                self.classes_, self.n_classes_ = old
+            raise
         self.n_outputs_ = 1
         return y_enc, sample_weight, self.n_classes_
 
