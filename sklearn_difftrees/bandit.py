@@ -174,6 +174,12 @@ def simulate(
     n_rounds = n if n_rounds is None else int(n_rounds)
     if n_rounds < 1 or eval_every < 1 or batch_size < 1:
         raise ValueError("n_rounds, eval_every and batch_size must be positive.")
+    classes = getattr(learner, "classes_", getattr(learner, "classes", None))
+    if task == "classification" and not callable(loss) and classes is not None:
+        unknown = np.setdiff1d(y_stream, np.asarray(classes))
+        if unknown.size:  # the 0-1 loss of every action would be 1: a flat, silent curve
+            raise ValueError(f"y_stream contains labels {unknown} not in the learner's "
+                             f"classes {np.asarray(classes)}.")
     if loss is None:
         loss = "zero_one" if task == "classification" else "squared"
     if isinstance(loss, str):

@@ -525,3 +525,20 @@ def test_plot_learning_curves():
     assert rec.metric == "rmse" and rec.rounds == [20, 40] and rec.queries == [20, 40]
     ax = plot_learning_curves([rec])
     assert ax.get_lines()[0].get_label() == "DGTBanditRegressor"
+
+
+@pytest.mark.parametrize("make", [
+    lambda: DGTBanditClassifier(classes=[0, 1, 2], max_depth=2, random_state=0),
+    lambda: EpsilonGreedyLinearBandit([0, 1, 2], random_state=0),
+])
+def test_simulate_refuses_labels_outside_the_classes(make):
+    # Labels 1..3 for classes 0..2 (an off-by-one) ran silently: the 0-1 loss
+    # of every action on label 3 was 1, so the curve was flat and wrong.
+    rng = np.random.RandomState(0)
+    X = rng.randn(30, 3)
+    y = rng.randint(3, size=30)
+    with pytest.raises(ValueError, match=r"labels \[3\] not in the learner's classes"):
+        simulate(make(), X, y + 1, eval_every=10)
+    # A custom loss may compare labels of another kind: not checked.
+    simulate(make(), X, y + 1, loss=lambda t, a: (t - 1 != a).astype(float), eval_every=10)
+    simulate(make(), X, y, eval_every=10)
