@@ -442,10 +442,19 @@ def test_uniform_sample_weight_of_any_value_fits_the_unweighted_model(make):
         np.testing.assert_array_equal(weighted, reference)
 
 
-@pytest.mark.parametrize("est", [sd.DGTClassifier(**FAST), sd.DGTForestClassifier(**FAST)])
+@pytest.mark.parametrize("est", [
+    sd.DGTClassifier(**FAST), sd.DGTForestClassifier(**FAST),
+    sd.LatentTreeClassifier(**FAST), sd.NonGreedyObliqueTreeClassifier(**FAST),
+    sd.TreeEnsembleLayerClassifier(**FAST), sd.ConvexPolytopeTreeClassifier(**FAST),
+])
 @pytest.mark.parametrize("class_weight, message", [
     ({0: 0, 1: 0}, "at least one positive weight"),
     ({0: -1, 1: 1}, "must be non-negative"),
+    # A NaN class weight passed the sign checks: most families dropped the
+    # class's rows silently (NaN > 0 is False); inf ended in "X holds values
+    # too small to standardize".
+    ({0: np.nan, 1: 1}, "must be finite"),
+    ({0: np.inf, 1: 1}, "must be finite"),
 ])
 def test_class_weight_gets_the_errors_of_sample_weight(est, class_weight, message):
     X, _, y = _data()

@@ -73,6 +73,10 @@ def check_fit_data(estimator, X, y, sample_weight, *, multi_output, min_samples=
 
 
 def _check_weights(sample_weight, what):
+    # sample_weight alone is finite (_check_sample_weight); with class_weight
+    # folded in, a NaN or inf class weight would pass the sign checks below.
+    if not np.all(np.isfinite(sample_weight)):
+        raise ValueError(f"{what} must be finite (no NaN or inf).")
     if np.any(sample_weight < 0):
         raise ValueError(f"{what} must be non-negative.")
     if not np.any(sample_weight > 0):
