@@ -83,6 +83,9 @@ def test_class_weight_is_applied_by_the_forest_on_original_labels():
         (dict(max_samples=1.5), "max_samples"),
         (dict(oob_score=True, bootstrap=False), "bootstrap=True"),
         (dict(max_samples=0.5, bootstrap=False), "max_samples"),
+        (dict(max_samples=1, bootstrap=False), "max_samples"),  # an int 1 is one row
+        (dict(max_samples=0), "max_samples"),
+        (dict(max_samples=41), "exceeds the 40 training rows"),
         (dict(max_depth=0), "max_depth"),
     ],
 )
@@ -112,6 +115,15 @@ def test_bootstrap_is_integer_weights_of_the_requested_size():
     # unit weight, in fewer distinct rows.
     for member in forest.estimators_:
         assert member.tree_.n_node_samples[0] == 140
+
+
+def test_integer_max_samples_is_a_row_count_as_in_scikit_learn():
+    X, y = _data(DGTForestRegressor)
+    fraction = DGTForestRegressor(**FAST, max_samples=0.7).fit(X, y)
+    count = DGTForestRegressor(**FAST, max_samples=140).fit(X, y)
+    for a, b in zip(fraction.estimators_, count.estimators_):
+        assert b.tree_.n_node_samples[0] == 140
+        np.testing.assert_array_equal(a.tree_.weights, b.tree_.weights)
 
 
 def test_no_bootstrap_members_differ_by_their_seeds():

@@ -5,6 +5,7 @@ afterwards), and the fit of all chunks with a progress bar over trees."""
 
 import contextlib
 import sys
+from numbers import Integral
 
 import numpy as np
 from sklearn.utils.parallel import Parallel, delayed
@@ -15,7 +16,7 @@ from .._core.validation import normalize_weights
 from .._core.optional import require_torch
 from ._classes import auto_depth
 
-__all__ = ["_bootstrap_counts", "_fit_chunk", "_fit_members_with_progress",
+__all__ = ["_bootstrap_counts", "_bootstrap_size", "_fit_chunk", "_fit_members_with_progress",
            "_keep_torch_threads", "_member_depth"]
 
 
@@ -32,6 +33,26 @@ def _member_depth(max_depth, X, y, w, n_classes, seed):
         return max_depth, None
     keep = w > 0
     return auto_depth(X[keep], y[keep], normalize_weights(w[keep]), n_classes, seed)
+
+
+def _bootstrap_size(max_samples, bootstrap, n_rows):
+    """Rows drawn for each member's bootstrap sample (as scikit-learn's
+    forests read ``max_samples``): a float is a fraction of the ``n_rows``
+    rows of positive weight (at least one row), an int a count (at most
+    ``n_rows``). Without bootstrap every member trains on all the rows, and
+    ``max_samples`` must keep its default 1.0."""
+    if not bootstrap and (max_samples != 1.0 or isinstance(max_samples, Integral)):
+        raise ValueError(
+            f"max_samples={max_samples} sets the size of the bootstrap samples; "
+            "with bootstrap=False every member trains on all the rows, so max_samples "
+            "must be 1.0. Set bootstrap=True or max_samples=1.0."
+        )
+    if isinstance(max_samples, Integral):
+        if max_samples > n_rows:
+            raise ValueError(f"max_samples={max_samples} exceeds the {n_rows} training rows "
+                             "of positive weight; pass at most that, or a fraction.")
+        return int(max_samples)
+    return max(1, int(round(max_samples * n_rows)))
 
 
 def _fit_chunk(members, X, y, weights, single_thread, on_member_done=None):

@@ -29,6 +29,7 @@ from .._core.optional import require_torch
 from .._core.persistence import VersionedStateMixin
 from .._core.validation import check_fit_data, check_predict_data, encode_classification_target
 from ._bagging import (
+    _bootstrap_size,
     _bootstrap_counts,
     _fit_chunk,
     _fit_members_with_progress,
@@ -71,7 +72,8 @@ class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         # One depth for every member: the batched trainer stacks their modules.
         "max_depth": [Interval(Integral, 1, 12, closed="both"), StrOptions({"auto"})],
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
-        "max_samples": [Interval(RealNotInt, 0, 1, closed="right")],
+        "max_samples": [Interval(RealNotInt, 0, 1, closed="right"),
+                        Interval(Integral, 1, None, closed="left")],
         "bootstrap": ["boolean"],
         "oob_score": ["boolean"],
         "n_jobs": [Integral, None],
@@ -170,12 +172,6 @@ class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         """
         if self.oob_score and not self.bootstrap:
             raise ValueError("Out of bag estimation only available if bootstrap=True.")
-        if not self.bootstrap and self.max_samples != 1.0:
-            raise ValueError(
-                f"max_samples={self.max_samples} sets the size of the bootstrap samples; "
-                "with bootstrap=False every member trains on all the rows, so max_samples "
-                "must be 1.0. Set bootstrap=True or max_samples=1.0."
-            )
         classifier = is_classifier(self)
         X, y, sample_weight = check_fit_data(self, X, y, sample_weight, multi_output=not classifier)
         user_weight = sample_weight  # the OOB score ignores class_weight, as score() does
@@ -189,7 +185,7 @@ class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
 
         n_samples = X.shape[0]
         candidates = np.flatnonzero(sample_weight > 0)
-        n_draws = max(1, int(round(self.max_samples * candidates.size)))
+        n_draws = _bootstrap_size(self.max_samples, self.bootstrap, candidates.size)
         rng = check_random_state(self.random_state)
         member_seeds = rng.randint(_MAX_INT, size=self.n_estimators)
         sample_seeds = rng.randint(_MAX_INT, size=self.n_estimators)

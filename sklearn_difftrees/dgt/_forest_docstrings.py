@@ -22,10 +22,11 @@ def _forest_params_doc(oob_attr):
     ----------
     n_estimators : int, default=30
         Number of trees (30 in the paper).
-    max_samples : float in (0, 1], default=1.0
-        Size of each bootstrap sample as a fraction of the training rows (of
-        positive weight); the paper picks it from {{0.7, 0.85, 0.9, 1}}. Must
-        be 1.0 when ``bootstrap=False``.
+    max_samples : float in (0, 1] or int >= 1, default=1.0
+        Size of each bootstrap sample: a float is a fraction of the training
+        rows (of positive weight; the paper picks it from {{0.7, 0.85, 0.9,
+        1}}), an int a number of rows (at most that many). Must be 1.0 when
+        ``bootstrap=False``.
     bootstrap : bool, default=True
         Draw each member's rows with replacement. When False every member
         trains on all the rows and the members differ only by their seeds
