@@ -91,7 +91,9 @@ def check_finite_model(estimator, X):
     target scale beyond float64), the caller never gets a model that returns
     NaN or infinity.
     """
-    X = X[: min(X.shape[0], 4096)]
+    # The first n_features_in_ columns: without the indicator columns of
+    # categorical features, which prediction appends itself.
+    X = X[: min(X.shape[0], 4096), : getattr(estimator, "n_features_in_", X.shape[1])]
     name = type(estimator).__name__
     for method in ("predict_proba", "predict", "transform"):
         fn = getattr(estimator, method, None)

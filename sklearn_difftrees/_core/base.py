@@ -34,6 +34,7 @@ from .optional import require_torch
 from .persistence import VersionedStateMixin
 from .batching import resolve_batching
 from ._guard import check_finite_model
+from .categorical import input_importances
 from .tree import ObliqueTree
 from .validation import (
     check_fit_data,
@@ -159,9 +160,7 @@ class BaseObliqueTree(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         n_int = tree.n_internal
         frac = tree.n_node_samples[:n_int] / max(tree.n_node_samples[0], 1e-300)
         frac = frac * tree.active[:n_int]
-        imp = frac @ (np.abs(tree.weights) * self._feature_scale)
-        total = imp.sum()
-        return imp / total if total > 0 else imp
+        return input_importances(self, frac @ (np.abs(tree.weights) * self._feature_scale))
 
 
 class BaseGradientModel(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):

@@ -36,21 +36,25 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, validate_params
 from ._render import render_dot, render_dot_trees, render_text
+from .categorical import indicator_names, indicator_spec
 from ._tree_view import leaf_text, oblique_view
 
 __all__ = ["export_graphviz", "export_text", "plot_tree", "tree_view", "tree_views"]
 
 
 def _feature_names(est, feature_names):
+    """Names of the columns the splits weigh: the features, then the indicator
+    columns of categorical features (``"name==value"``)."""
     n = est.n_features_in_ if hasattr(est, "n_features_in_") else est.tree_.n_features
     if feature_names is not None:
         names = [str(f) for f in feature_names]
         if len(names) != n:
             raise ValueError(f"feature_names must contain {n} elements, got {len(names)}.")
-        return names
-    if hasattr(est, "feature_names_in_"):
-        return [str(f) for f in est.feature_names_in_]
-    return [f"feature_{j}" for j in range(n)]
+    elif hasattr(est, "feature_names_in_"):
+        names = [str(f) for f in est.feature_names_in_]
+    else:
+        names = [f"feature_{j}" for j in range(n)]
+    return indicator_names(names, indicator_spec(est))
 
 
 def _class_names(est, class_names):

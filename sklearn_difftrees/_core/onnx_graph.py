@@ -20,6 +20,7 @@ from sklearn.base import is_classifier
 from sklearn.utils.validation import check_is_fitted
 
 from . import topology
+from .categorical import indicator_spec
 from .optional import require
 
 __all__ = [
@@ -59,6 +60,7 @@ class OnnxGraph:
         self.nodes, self.initializers, self.outputs = [], [], []
         self._count = 0
         self._x64 = None
+        self.indicators = []
 
     # ----------------------------------------------------------- building
     def _fresh(self, hint):
@@ -84,12 +86,22 @@ class OnnxGraph:
 
     @property
     def x(self):
-        """The input as float64, shape (n_samples, n_features)."""
+        """The input as float64, shape (n_samples, n_features), with the
+        indicator columns of ``self.indicators`` appended (``[(feature,
+        values), ...]``, :mod:`~sklearn_difftrees._core.categorical`)."""
         if self._x64 is None:
             if self.input_dtype == np.float64:
                 self._x64 = "X"
             else:
                 self._x64 = self.op("Cast", ["X"], "x64", to=self.onnx.TensorProto.DOUBLE)
+            blocks = [self._x64]
+            for j, values in self.indicators:
+                column = self.op("Gather", [self._x64, self.const(np.array([j], np.int64))],
+                                 axis=1)
+                equal = self.op("Equal", [column, self.const(values[None, :].astype(np.float64))])
+                blocks.append(self.op("Cast", [equal], "ind", to=self.onnx.TensorProto.DOUBLE))
+            if len(blocks) > 1:
+                self._x64 = self.op("Concat", blocks, "x_ind", axis=1)
         return self._x64
 
     def linear(self, weights, bias, hint="score", x=None):
@@ -300,5 +312,6 @@ def to_onnx(estimator, X_sample, *, name=None):
         )
     dtype = X_sample.dtype if X_sample.dtype in (np.float32, np.float64) else np.float64
     graph = OnnxGraph(estimator.n_features_in_, dtype, name or type(estimator).__name__)
+    graph.indicators = indicator_spec(estimator)
     hook(graph)
     return graph.model(doc_string=f"{type(estimator).__name__} exported by sklearn_difftrees")

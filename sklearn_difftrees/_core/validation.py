@@ -9,6 +9,9 @@ everywhere. Decisions taken once for the whole package:
   so a sparse matrix would be densified anyway and the user should decide
   when to pay that memory.
 * User arrays are never modified: the scaler and weights work on copies.
+* An estimator with a ``categorical_features`` parameter gets indicator
+  columns appended to ``X`` at fit and at prediction
+  (:mod:`~sklearn_difftrees._core.categorical`).
 """
 
 import numbers
@@ -20,6 +23,7 @@ from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
 
 from .._compat import _check_sample_weight, validate_data
+from .categorical import expand_indicators, fit_indicators, indicator_spec
 
 __all__ = [
     "check_fit_data",
@@ -69,6 +73,11 @@ def check_fit_data(estimator, X, y, sample_weight, *, multi_output, min_samples=
     _check_weights(sample_weight, "sample_weight")
     if _all_equal(sample_weight):
         sample_weight = (sample_weight > 0).astype(np.float64)
+    if hasattr(estimator, "categorical_features"):  # the estimator's parameter
+        if not warm:  # a continuation keeps the first fit's columns
+            estimator.is_categorical_, estimator.categories_ = fit_indicators(
+                estimator.categorical_features, X, getattr(estimator, "feature_names_in_", None))
+        X = expand_indicators(X, indicator_spec(estimator))
     return X, y, sample_weight
 
 
@@ -90,8 +99,10 @@ def _all_equal(sample_weight):
 
 
 def check_predict_data(estimator, X):
-    """Validate prediction-time input against what the estimator was fitted on."""
-    return validate_data(estimator, X, dtype=_DTYPES, order="C", reset=False)
+    """Validate prediction-time input against what the estimator was fitted on,
+    with the indicator columns of its categorical features appended."""
+    X = validate_data(estimator, X, dtype=_DTYPES, order="C", reset=False)
+    return expand_indicators(X, indicator_spec(estimator))
 
 
 def encode_classification_target(estimator, y, sample_weight):

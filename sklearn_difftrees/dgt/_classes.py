@@ -6,6 +6,8 @@ import numpy as np
 
 from .._compat import Interval, StrOptions
 from .._core.base import BaseGradientTree, TreeClassifierMixin, TreeRegressorMixin
+from .._core.categorical import (CATEGORICAL_ATTR_DOC, CATEGORICAL_CONSTRAINT,
+                                 CATEGORICAL_PARAM_DOC)
 from .._core.onnx_graph import hard_tree_outputs
 from .._core.batching import batch_size_doc
 
@@ -79,6 +81,7 @@ class _BaseDGT(BaseGradientTree):
 
     _parameter_constraints = {
         **BaseGradientTree._parameter_constraints,
+        "categorical_features": CATEGORICAL_CONSTRAINT,
         "max_depth": [Interval(Integral, 1, 12, closed="both"), StrOptions({"auto"})],
         "n_layers": [Interval(Integral, 1, None, closed="left")],
         "hidden_width": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
@@ -110,6 +113,7 @@ class _BaseDGT(BaseGradientTree):
         validation_fraction=0.1,
         n_iter_no_change=50,
         tol=1e-4,
+        categorical_features="auto",
         random_state=None,
         device="auto",
         verbose=0,
@@ -134,6 +138,7 @@ class _BaseDGT(BaseGradientTree):
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
         self.tol = tol
+        self.categorical_features = categorical_features
         self.random_state = random_state
         self.device = device
         self.verbose = verbose
@@ -339,7 +344,7 @@ _DOC_PARAMS = (
 """
     + _DOC_MAX_DEPTH
     + _DOC_TREE_PARAMS
-    + """    random_state : int, RandomState instance or None, default=None
+    + CATEGORICAL_PARAM_DOC + """    random_state : int, RandomState instance or None, default=None
         Seeds the initialization, the validation split and the shuffling
         through private generators (the global RNGs of numpy and torch are
         left untouched). Two fits with the same integer give identical trees.
@@ -379,7 +384,7 @@ _DOC_ATTRS = """
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Names of features seen during fit (only when X has string column
         names).
-    tree_ : ObliqueTree
+""" + CATEGORICAL_ATTR_DOC + """    tree_ : ObliqueTree
         The fitted hard oblique tree (plain numpy arrays: node weights in the
         input space, biases, leaf values, active-node mask).
     n_iter_ : int
@@ -492,6 +497,7 @@ class DGTClassifier(TreeClassifierMixin, _BaseDGT):
         validation_fraction=0.1,
         n_iter_no_change=50,
         tol=1e-4,
+        categorical_features="auto",
         random_state=None,
         device="auto",
         verbose=0,
@@ -518,6 +524,7 @@ class DGTClassifier(TreeClassifierMixin, _BaseDGT):
             validation_fraction=validation_fraction,
             n_iter_no_change=n_iter_no_change,
             tol=tol,
+            categorical_features=categorical_features,
             random_state=random_state,
             device=device,
             verbose=verbose,

@@ -6,10 +6,10 @@ user's ``sample_weight``): a member sees only its sample; its out-of-bag rows
 are those drawn zero times. With ``early_stopping=True`` it holds out
 ``validation_fraction`` of its sample's distinct rows to choose when to stop
 and which weights to keep, and steps on the rest (else on all of it). Members
-train together as one batched model (``_batched.py``), each with its own
-rows, split, batch order, optimizer state and early stopping (a member is
-the tree its own ``fit`` gives); ``n_jobs`` chunks them over ``joblib``.
-"""
+train together as one batched model (``_batched.py``), each with its own rows,
+split, batch order, optimizer state and early stopping (a member is the tree
+its own ``fit`` gives); ``n_jobs`` chunks them over ``joblib``. The forest adds
+the indicator columns of categorical features; members see them as features."""
 
 import warnings
 from abc import ABCMeta
@@ -25,17 +25,12 @@ from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, RealNotInt, StrOptions, _fit_context
+from .._core.categorical import CATEGORICAL_CONSTRAINT, input_importances
 from .._core.optional import require_torch
 from .._core.persistence import VersionedStateMixin
 from .._core.validation import check_fit_data, check_predict_data, encode_classification_target
-from ._bagging import (
-    _bootstrap_size,
-    _bootstrap_counts,
-    _fit_chunk,
-    _fit_members_with_progress,
-    _keep_torch_threads,
-    _member_depth,
-)
+from ._bagging import (_bootstrap_counts, _bootstrap_size, _fit_chunk,
+                       _fit_members_with_progress, _keep_torch_threads, _member_depth)
 from ._classes import DGTClassifier, DGTRegressor, _BaseDGT
 from ._forest_docstrings import (
     _DOC_FOREST_ATTRS,
@@ -52,8 +47,9 @@ _MAX_INT = np.iinfo(np.int32).max
 #: Member parameters the forest does not pass through: it draws one seed per
 #: member, applies ``class_weight`` itself (to the original labels, before the
 #: bootstrap) and has no ``warm_start``.
+#: greedy_floor: members keep their default, True; categorical_features: None (the forest's).
 _NOT_PASSED_TO_MEMBERS = frozenset({"random_state", "class_weight", "warm_start",
-                                    "greedy_floor"})  # members keep their default, True
+                                    "greedy_floor", "categorical_features"})
 
 
 class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
@@ -67,6 +63,7 @@ class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
     _member_class = DGTRegressor
 
     _parameter_constraints = {
+        "categorical_features": CATEGORICAL_CONSTRAINT,
         **{k: v for k, v in _BaseDGT._parameter_constraints.items()
            if k not in ("warm_start", "greedy_floor")},
         # One depth for every member: the batched trainer stacks their modules.
@@ -105,6 +102,7 @@ class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         validation_fraction=0.1,
         n_iter_no_change=20,
         tol=1e-4,
+        categorical_features="auto",
         random_state=None,
         device="auto",
         verbose=0,
@@ -132,6 +130,7 @@ class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
         self.tol = tol
+        self.categorical_features = categorical_features
         self.random_state = random_state
         self.device = device
         self.verbose = verbose
@@ -147,7 +146,7 @@ class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         params["max_depth"] = getattr(self, "max_depth_", self.max_depth)  # "auto" resolved
         # The forest shows progress over trees; members speak only at verbose >= 3.
         params["verbose"] = max(0, self.verbose - 2)
-        return self._member_class(**params, random_state=seed)
+        return self._member_class(**params, categorical_features=None, random_state=seed)
 
     # --------------------------------------------------------------------- fit
     @_fit_context(prefer_skip_nested_validation=True)
@@ -322,8 +321,7 @@ class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         """
         check_is_fitted(self)
         imp = np.mean([member.feature_importances_ for member in self.estimators_], axis=0)
-        total = imp.sum()
-        return imp / total if total > 0 else imp
+        return input_importances(self, imp)  # members see the indicator columns too
 
     # ------------------------------------------------------------------ onnx
     def _onnx_graph(self, graph):
@@ -420,6 +418,7 @@ class DGTForestClassifier(ClassifierMixin, _BaseDGTForest):
         validation_fraction=0.1,
         n_iter_no_change=20,
         tol=1e-4,
+        categorical_features="auto",
         random_state=None,
         device="auto",
         verbose=0,
@@ -449,6 +448,7 @@ class DGTForestClassifier(ClassifierMixin, _BaseDGTForest):
             validation_fraction=validation_fraction,
             n_iter_no_change=n_iter_no_change,
             tol=tol,
+            categorical_features=categorical_features,
             random_state=random_state,
             device=device,
             verbose=verbose,

@@ -1,6 +1,7 @@
 """The numpydoc sections the two DGT forests share (parameters, attributes,
 references), formatted per task in ``_forest``."""
 
+from .._core.categorical import CATEGORICAL_ATTR_DOC, CATEGORICAL_PARAM_DOC
 from ._classes import _DOC_TREE_PARAMS, _FOREST_DOC_MAX_DEPTH
 
 # The forests keep a patience of 20 epochs where a single tree waits 50: the
@@ -44,7 +45,7 @@ def _forest_params_doc(oob_attr):
         ``ray.util.joblib.register_ray()``).
 """
         + _FOREST_DOC_TREE_PARAMS
-        + """    random_state : int, RandomState instance or None, default=None
+        + CATEGORICAL_PARAM_DOC + """    random_state : int, RandomState instance or None, default=None
         Draws one seed per member (its initialization, validation split and
         batch order) and the bootstrap samples. Two fits with the same integer
         give identical forests, whatever ``n_jobs`` (for the same number of
@@ -84,7 +85,7 @@ _DOC_FOREST_ATTRS = """
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Names of features seen during fit (only when X has string column
         names).
-    n_iter_ : ndarray of shape (n_estimators,)
+""" + CATEGORICAL_ATTR_DOC + """    n_iter_ : ndarray of shape (n_estimators,)
         Number of epochs each member ran.
     max_depth_ : int
         The members' depth: ``max_depth``, or the depth ``"auto"`` chose.

@@ -24,6 +24,8 @@ from sklearn.utils.validation import check_is_fitted
 from .._compat import Interval, StrOptions, _check_sample_weight
 from .._core import topology
 from .._core.base import BaseGradientTree, TreeClassifierMixin, TreeRegressorMixin
+from .._core.categorical import (CATEGORICAL_ATTR_DOC, CATEGORICAL_CONSTRAINT,
+                                 CATEGORICAL_PARAM_DOC)
 from .._core.validation import check_predict_data, constant_columns
 from .._core.batching import batch_size_doc
 from ._forward import _elu, _rowwise_matmul, node_rewards_numpy
@@ -39,6 +41,7 @@ class _BaseLatentTree(_PrunedTreeMixin, BaseGradientTree):
 
     _parameter_constraints = {
         **BaseGradientTree._parameter_constraints,
+        "categorical_features": CATEGORICAL_CONSTRAINT,
         "max_depth": [Interval(Integral, 1, 10, closed="both")],
         "pruning": [Interval(Real, 0, None, closed="left")],
         "pruning_tol": [Interval(Real, 0, 1, closed="both")],
@@ -73,6 +76,7 @@ class _BaseLatentTree(_PrunedTreeMixin, BaseGradientTree):
         validation_fraction=0.1,
         n_iter_no_change=20,
         tol=1e-4,
+        categorical_features="auto",
         random_state=None,
         device="auto",
         verbose=0,
@@ -98,6 +102,7 @@ class _BaseLatentTree(_PrunedTreeMixin, BaseGradientTree):
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
         self.tol = tol
+        self.categorical_features = categorical_features
         self.random_state = random_state
         self.device = device
         self.verbose = verbose
@@ -319,7 +324,7 @@ _DOC_PARAMS = """
         Patience of the stopping rule, in epochs.
     tol : float, default=1e-4
         Minimum improvement of the monitored loss.
-    random_state : int, RandomState instance or None, default=None
+""" + CATEGORICAL_PARAM_DOC + """    random_state : int, RandomState instance or None, default=None
         Seeds initialization, validation split and shuffling through private
         generators (global RNGs untouched).
     device : {"auto", "cpu", "cuda"}, default="auto"
@@ -346,7 +351,7 @@ _DOC_ATTRS = """
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Names of features seen during fit (only when X has string column
         names).
-    tree_ : ObliqueTree
+""" + CATEGORICAL_ATTR_DOC + """    tree_ : ObliqueTree
         The routing: node splits in the input space (right iff
         ``w . x + b > 0``) and ``active``, which marks the nodes that are not
         pruned (``a_t > 0``) and that training samples reach. ``tree_.value``
@@ -463,6 +468,7 @@ class LatentTreeClassifier(TreeClassifierMixin, _BaseLatentTree):
         validation_fraction=0.1,
         n_iter_no_change=20,
         tol=1e-4,
+        categorical_features="auto",
         random_state=None,
         device="auto",
         verbose=0,
@@ -490,6 +496,7 @@ class LatentTreeClassifier(TreeClassifierMixin, _BaseLatentTree):
             validation_fraction=validation_fraction,
             n_iter_no_change=n_iter_no_change,
             tol=tol,
+            categorical_features=categorical_features,
             random_state=random_state,
             device=device,
             verbose=verbose,

@@ -273,7 +273,8 @@ class LatentTreeClusterer(ClusterMixin, _PrunedTreeMixin, BaseObliqueTree):
         )}
         require_torch(f"{type(self).__name__}.fit")
         head_input = "z" if self.target_features is None else "concat"
-        reg = LatentTreeRegressor(head="linear", head_input=head_input, **params)
+        reg = LatentTreeRegressor(head="linear", head_input=head_input, categorical_features=None,
+                                  **params)
         name = reg._owner_name = type(self).__name__  # its progress bar and monitor
         reg._linear_start = False  # the clusters are the trained tree's leaves
         try:  # the inner regressor's warnings and errors name this estimator

@@ -9,6 +9,7 @@ from sklearn.utils import check_random_state
 from .._compat import Interval, RealNotInt, StrOptions, _fit_context
 from .._core._guard import check_finite_model
 from .._core._memory import check_memory
+from .._core.categorical import CATEGORICAL_CONSTRAINT
 from .._core.base import BaseObliqueTree, TreeClassifierMixin, TreeRegressorMixin
 from .._core.batching import resolve_batching
 from .._core.greedy import (
@@ -60,6 +61,7 @@ class _BaseNonGreedy(BaseObliqueTree):
     """Shared parameters and ``fit`` of the non-greedy oblique trees."""
 
     _parameter_constraints = {
+        "categorical_features": CATEGORICAL_CONSTRAINT,
         "max_depth": [Interval(Integral, 1, 20, closed="both"), StrOptions({"auto"})],
         "nu": [Interval(Real, 0, None, closed="neither")],
         "inference": [StrOptions({"fast", "exact"})],
@@ -97,6 +99,7 @@ class _BaseNonGreedy(BaseObliqueTree):
         n_iter_no_change=10,
         tol=1e-4,
         greedy_floor=True,
+        categorical_features="auto",
         random_state=None,
         verbose=0,
     ):
@@ -115,6 +118,7 @@ class _BaseNonGreedy(BaseObliqueTree):
         self.n_iter_no_change = n_iter_no_change
         self.tol = tol
         self.greedy_floor = greedy_floor
+        self.categorical_features = categorical_features
         self.random_state = random_state
         self.verbose = verbose
 
@@ -400,6 +404,7 @@ class NonGreedyObliqueTreeClassifier(TreeClassifierMixin, _BaseNonGreedy):
         n_iter_no_change=10,
         tol=1e-4,
         greedy_floor=True,
+        categorical_features="auto",
         random_state=None,
         verbose=0,
         class_weight=None,
@@ -420,6 +425,7 @@ class NonGreedyObliqueTreeClassifier(TreeClassifierMixin, _BaseNonGreedy):
             n_iter_no_change=n_iter_no_change,
             tol=tol,
             greedy_floor=greedy_floor,
+            categorical_features=categorical_features,
             random_state=random_state,
             verbose=verbose,
         )

@@ -2,6 +2,7 @@
 attributes, references), kept apart from the code."""
 
 from .._core.batching import batch_size_doc
+from .._core.categorical import CATEGORICAL_ATTR_DOC, CATEGORICAL_PARAM_DOC
 
 _DOC_PARAMS = """
     Parameters
@@ -94,7 +95,7 @@ _DOC_PARAMS = """
         should it fit better. Costs two (regressor: one) depth-2 CART fits.
         ``False`` returns the trained tree whatever its fit (the paper's
         procedure).
-    random_state : int, RandomState instance or None, default=None
+""" + CATEGORICAL_PARAM_DOC + """    random_state : int, RandomState instance or None, default=None
         Seeds CART, the validation split and the shuffling through private
         generators (the global RNG is left untouched).
     verbose : int, default=0
@@ -110,7 +111,7 @@ _DOC_ATTRS = """
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Names of features seen during fit (only when X has string column
         names).
-    tree_ : ObliqueTree
+""" + CATEGORICAL_ATTR_DOC + """    tree_ : ObliqueTree
         The fitted hard oblique tree (node weights in the input space,
         biases, leaf values). ``tree_.active`` marks the nodes that training
         samples reach; the other leaves are the inactive leaves of the paper.

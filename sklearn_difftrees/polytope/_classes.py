@@ -14,6 +14,7 @@ from .._core._guard import check_finite_model
 from .._core.base import TRAINING_PARAMETER_CONSTRAINTS, BaseObliqueTree
 from .._core.optional import require_torch
 from .._core.batching import resolve_batching, validation_subsample
+from .._core.categorical import CATEGORICAL_CONSTRAINT, input_importances
 from .._core.greedy import row_subsample
 from .._core.validation import (
     check_fit_data,
@@ -54,6 +55,7 @@ class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, _GreedyFloorMixi
 
     _parameter_constraints = {
         **{k: v for k, v in TRAINING_PARAMETER_CONSTRAINTS.items() if k != "warm_start"},
+        "categorical_features": CATEGORICAL_CONSTRAINT,
         "max_iter": [Interval(Integral, 0, None, closed="left")],
         "max_depth": [Interval(Integral, 1, 12, closed="both"), StrOptions({"auto"})],
         "max_facets": [Interval(Integral, 1, None, closed="left")],
@@ -97,6 +99,7 @@ class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, _GreedyFloorMixi
         n_iter_no_change=10,
         tol=1e-4,
         greedy_floor=True,
+        categorical_features="auto",
         random_state=None,
         device="auto",
         verbose=0,
@@ -125,6 +128,7 @@ class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, _GreedyFloorMixi
         self.n_iter_no_change = n_iter_no_change
         self.tol = tol
         self.greedy_floor = greedy_floor
+        self.categorical_features = categorical_features
         self.random_state = random_state
         self.device = device
         self.verbose = verbose
@@ -150,9 +154,8 @@ class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, _GreedyFloorMixi
             Fitted estimator.
         """
         classification = is_classifier(self)
-        X, y, sample_weight = check_fit_data(
-            self, X, y, sample_weight, multi_output=not classification
-        )
+        X, y, sample_weight = check_fit_data(self, X, y, sample_weight,
+                                             multi_output=not classification)
         Y, sample_weight = self._prepare_target(y, sample_weight)
         mean, scale = fit_standardizer(X, sample_weight)
         constant = constant_columns(X, sample_weight)
@@ -289,8 +292,7 @@ class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, _GreedyFloorMixi
             lo, hi = tree.facet_ptr[v], tree.facet_ptr[v + 1]
             contrib = tree.facet_weight[lo:hi] @ np.abs(tree.facet_coef[lo:hi])
             imp += frac[v] * contrib * self._feature_scale
-        total = imp.sum()
-        return imp / total if total > 0 else imp
+        return input_importances(self, imp)
 
     # ------------------------------------------------------------------ onnx
     def _onnx_graph(self, graph):
@@ -389,6 +391,7 @@ class ConvexPolytopeTreeClassifier(ClassifierMixin, _BaseConvexPolytopeTree):
         n_iter_no_change=10,
         tol=1e-4,
         greedy_floor=True,
+        categorical_features="auto",
         random_state=None,
         device="auto",
         verbose=0,
@@ -406,6 +409,7 @@ class ConvexPolytopeTreeClassifier(ClassifierMixin, _BaseConvexPolytopeTree):
             early_stopping=early_stopping, validation_fraction=validation_fraction,
             n_iter_no_change=n_iter_no_change, tol=tol, greedy_floor=greedy_floor,
             random_state=random_state, device=device, verbose=verbose,
+            categorical_features=categorical_features,
         )
         self.class_weight = class_weight
 
@@ -420,25 +424,21 @@ class ConvexPolytopeTreeClassifier(ClassifierMixin, _BaseConvexPolytopeTree):
         return T
 
     def _leaf_score(self, leaves, ntr, nva, Ytr, wtr, Yva, wva):
-        """Validation accuracy of the hard tree, ties broken by its Brier score.
-
-        Each leaf predicts its smoothed training class proportions
-        ``(counts + prior) / (W_leaf + 1)`` (one pseudo-row distributed as
-        the training class proportions ``prior``); a validation row whose
-        leaf no training row reached gets ``prior``. The score is minus
-        ``error rate + BRIER_TIE_BREAK * Brier score``: the error rate is
-        what predictions are judged on, and the Brier score (strictly proper
-        and bounded) separates trees of equal accuracy. On imbalanced data
-        every shallow tree usually still predicts the majority everywhere, so
-        all depths tie with the root-only (constant) model; the tie-break
-        keeps the tree whose leaves concentrate the minority class.
+        """Validation accuracy of the hard tree, ties broken by its Brier score:
+        minus ``error rate + BRIER_TIE_BREAK * Brier score`` of the leaves'
+        smoothed training class proportions (:meth:`_leaf_losses`). On
+        imbalanced data every shallow tree may predict the majority everywhere;
+        the tie-break keeps the one whose leaves concentrate the minority class.
         """
         loss = self._leaf_losses(leaves, ntr, nva, Ytr, wtr, Yva)
         return -float((wva * loss).sum() / wva.sum())
 
     def _leaf_losses(self, leaves, ntr, nva, Ytr, wtr, Yva):
-        """Per validation row, the loss of :meth:`_leaf_score`: error
-        (0 / 1) + ``BRIER_TIE_BREAK`` * Brier score."""
+        """Per validation row, the loss of :meth:`_leaf_score`: error (0 / 1)
+        + ``BRIER_TIE_BREAK`` * Brier score, each leaf predicting its training
+        class proportions ``(counts + prior) / (W_leaf + 1)`` (one pseudo-row
+        distributed as the training proportions ``prior``; ``prior`` where no
+        training row reached the leaf)."""
         counts = np.zeros((leaves.size, self.n_classes_))
         pos = np.searchsorted(leaves, ntr)
         np.add.at(counts, (pos, Ytr), wtr)

@@ -2,6 +2,7 @@
 (parameters, attributes, references), formatted per task in ``_classes``."""
 
 from .._core.batching import batch_size_doc
+from .._core.categorical import CATEGORICAL_ATTR_DOC, CATEGORICAL_PARAM_DOC
 
 _DOC_PARAMS = """
     Parameters
@@ -121,7 +122,7 @@ _DOC_PARAMS = """
         units are the polytope criterion's). Costs {n_carts} CART
         fits of depth at most ``D``. ``False`` returns the trained tree
         whatever its fit (the paper's procedure).
-    random_state : int, RandomState instance or None, default=None
+""" + CATEGORICAL_PARAM_DOC + """    random_state : int, RandomState instance or None, default=None
         Seeds the initializations, the validation split and the shuffling
         through private generators (global numpy / torch RNGs untouched).
     device : {{"auto", "cpu", "cuda"}}, default="auto"
@@ -140,7 +141,7 @@ _DOC_ATTRS = """
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Names of features seen during fit (only for string column names).
-    tree_ : PolytopeTree
+""" + CATEGORICAL_ATTR_DOC + """    tree_ : PolytopeTree
         The fitted hard tree (numpy arrays): per split node its facets
         ``beta_k, b_k, r_k`` in the raw input space and its threshold
         ``tau = -ln(1 - q_thr)`` (left iff

@@ -7,6 +7,7 @@ from sklearn.base import is_classifier
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, validate_params
+from .._core.categorical import expand_indicators, indicator_spec
 from ._tree import PolytopeTree
 
 __all__ = ["plot_polytope_regions"]
@@ -14,8 +15,8 @@ __all__ = ["plot_polytope_regions"]
 
 def _slice_values(estimator, values, p):
     """Values of all ``p`` features on the slice (drawn ones overwritten later)."""
-    base = getattr(estimator, "_feature_median", None)
-    base = np.zeros(p) if base is None else np.array(base, dtype=np.float64)
+    base = getattr(estimator, "_feature_median", None)  # of the indicators too: cut off
+    base = np.zeros(p) if base is None else np.array(base[:p], dtype=np.float64)
     if values is None:
         return base
     if isinstance(values, dict):
@@ -90,7 +91,7 @@ def plot_polytope_regions(estimator, X, y=None, *, features=None, values=None, r
             f"or ConvexPolytopeTreeRegressor; got {type(estimator).__name__}. For other "
             "trees use plot_tree, or sklearn.inspection.DecisionBoundaryDisplay for regions."
         )
-    p = tree.n_features
+    p = estimator.n_features_in_  # the indicator columns follow from the features
     names = [str(f) for f in getattr(estimator, "feature_names_in_", [])] or [
         f"feature_{j}" for j in range(p)
     ]
@@ -125,6 +126,7 @@ def plot_polytope_regions(estimator, X, y=None, *, features=None, values=None, r
     grid = np.tile(base, (xx.size, 1))
     grid[:, pair[0]] = xx.ravel()
     grid[:, pair[1]] = yy.ravel()
+    grid = expand_indicators(grid, indicator_spec(estimator))
     if is_classifier(estimator):
         if len(estimator.classes_) == 2:
             z = tree.predict(grid)[:, 1]

@@ -14,6 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._compat import Interval, StrOptions
 from .._core.batching import MAX_BATCH
 from .._core.base import BaseGradientModel, TreeClassifierMixin, TreeRegressorMixin
+from .._core.categorical import CATEGORICAL_CONSTRAINT
 from .._core.validation import check_predict_data, constant_columns
 from .._core._memory import check_memory
 from ._docstrings import _DOC_ATTRS, _DOC_PARAMS, _DOC_REFS
@@ -96,6 +97,7 @@ class _BaseTEL(_TELExportMixin, BaseGradientModel):
 
     _parameter_constraints = {
         **BaseGradientModel._parameter_constraints,
+        "categorical_features": CATEGORICAL_CONSTRAINT,
         "n_trees": [Interval(Integral, 1, None, closed="left")],
         "max_depth": [Interval(Integral, 1, MAX_DEPTH, closed="both")],
         "gamma": [Interval(Real, 0, None, closed="neither")],
@@ -124,6 +126,7 @@ class _BaseTEL(_TELExportMixin, BaseGradientModel):
         validation_fraction=0.1,
         n_iter_no_change=10,
         tol=1e-4,
+        categorical_features="auto",
         random_state=None,
         device="auto",
         verbose=0,
@@ -146,6 +149,7 @@ class _BaseTEL(_TELExportMixin, BaseGradientModel):
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
         self.tol = tol
+        self.categorical_features = categorical_features
         self.random_state = random_state
         self.device = device
         self.verbose = verbose
@@ -328,6 +332,7 @@ class TreeEnsembleLayerClassifier(TreeClassifierMixin, _BaseTEL):
         validation_fraction=0.1,
         n_iter_no_change=10,
         tol=1e-4,
+        categorical_features="auto",
         random_state=None,
         device="auto",
         verbose=0,
@@ -341,6 +346,7 @@ class TreeEnsembleLayerClassifier(TreeClassifierMixin, _BaseTEL):
             momentum=momentum, lr_schedule=lr_schedule, grad_clip=grad_clip,
             early_stopping=early_stopping, validation_fraction=validation_fraction,
             n_iter_no_change=n_iter_no_change, tol=tol, random_state=random_state,
+            categorical_features=categorical_features,
             device=device, verbose=verbose, warm_start=warm_start,
         )
         self.class_weight = class_weight

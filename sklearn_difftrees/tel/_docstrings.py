@@ -1,6 +1,7 @@
 """Docstring sections shared by the two TEL estimators (kept apart from the code)."""
 
 from .._core.batching import batch_size_doc
+from .._core.categorical import CATEGORICAL_ATTR_DOC, CATEGORICAL_PARAM_DOC
 
 _DOC_PARAMS = """
     Parameters
@@ -54,7 +55,7 @@ _DOC_PARAMS = """
         Patience of the stopping rule, in epochs.
     tol : float, default=1e-4
         Minimum improvement of the monitored loss.
-    random_state : int, RandomState instance or None, default=None
+""" + CATEGORICAL_PARAM_DOC + """    random_state : int, RandomState instance or None, default=None
         Seeds the initialization (every tree drawn independently), the
         validation split and the shuffling through private generators.
     device : {{"auto", "cpu", "cuda"}}, default="auto"
@@ -81,7 +82,7 @@ _DOC_ATTRS = """
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Names of features seen during fit (only when X has string column
         names).
-    weights_ : ndarray of shape (n_trees, 2**max_depth - 1, n_features_in_)
+""" + CATEGORICAL_ATTR_DOC + """    weights_ : ndarray of shape (n_trees, 2**max_depth - 1, n_features_in_)
         Split weights of every tree in the raw input space (heap order); a
         node sends ``x`` right with probability ``S(weights_[t, i] @ x +
         biases_[t, i])``.

@@ -1,0 +1,196 @@
+"""Indicator columns of categorical features (``categorical_features``)."""
+
+import pickle
+
+import numpy as np
+import pytest
+
+from sklearn_difftrees import (
+    ConvexPolytopeTreeClassifier,
+    DGTClassifier,
+    DGTForestClassifier,
+    DGTRegressor,
+    LatentTreeClassifier,
+    NonGreedyObliqueTreeClassifier,
+    TreeEnsembleLayerClassifier,
+    export_text,
+)
+from sklearn_difftrees._core.categorical import (
+    AUTO_MAX_CATEGORIES,
+    expand_indicators,
+    fit_indicators,
+    fold_indicators,
+    indicator_names,
+)
+
+# Every family with the parameter, at depth 1 and few epochs.
+FAMILIES = {
+    "DGT": lambda **kw: DGTClassifier(max_depth=1, max_iter=60, **kw),
+    "LatentTree": lambda **kw: LatentTreeClassifier(max_depth=1, max_iter=60, **kw),
+    "NonGreedy": lambda **kw: NonGreedyObliqueTreeClassifier(max_depth=1, max_iter=30, **kw),
+    "CPT": lambda **kw: ConvexPolytopeTreeClassifier(max_depth=1, max_iter=5, **kw),
+    "TEL": lambda **kw: TreeEnsembleLayerClassifier(max_depth=1, max_iter=60, **kw),
+}
+
+
+def _codes(n=300, seed=0):
+    """Three columns of codes 0/1/2 and one continuous; the class is
+    ``x0 == 1``: one indicator split, but no single hyperplane of x."""
+    rng = np.random.RandomState(seed)
+    X = np.column_stack([rng.randint(0, 3, size=(n, 3)), rng.normal(size=n)]).astype(float)
+    return X, (X[:, 0] == 1).astype(int)
+
+
+# ------------------------------------------------------------------ core helpers
+def test_auto_picks_integer_columns_of_3_to_10_values():
+    rng = np.random.RandomState(0)
+    X = np.column_stack([
+        rng.randint(0, 3, 50),                        # 3 codes: yes
+        rng.randint(0, 2, 50),                        # binary: its own indicator
+        rng.normal(size=50),                          # continuous: no
+        rng.randint(0, AUTO_MAX_CATEGORIES, 200)[:50],  # up to 10 codes: yes
+        np.arange(50) % (AUTO_MAX_CATEGORIES + 1),    # 11 values: no
+        rng.randint(0, 3, 50) + 0.5,                  # 3 values, not integers: no
+    ]).astype(float)
+    mask, categories = fit_indicators("auto", X)
+    np.testing.assert_array_equal(mask, [True, False, False, True, False, False])
+    np.testing.assert_array_equal(categories[0], [0, 1, 2])
+    assert categories[1].size == np.unique(X[:, 3]).size
+    assert fit_indicators(None, X)[0].sum() == 0
+
+
+def test_explicit_columns_by_index_mask_and_name():
+    X = np.column_stack([np.arange(12) % 3, np.arange(12) % 4 + 0.5, np.arange(12)])
+    assert fit_indicators([1], X)[0].tolist() == [False, True, False]
+    assert fit_indicators([False, True, True], X)[0].tolist() == [False, True, True]
+    names = np.array(["a", "b", "c"], dtype=object)
+    assert fit_indicators(["c"], X, names)[0].tolist() == [False, False, True]
+    assert fit_indicators([], X)[0].sum() == 0
+
+
+@pytest.mark.parametrize("spec, match", [
+    ([3], r"indices must be in \[0, 2\]"),
+    ([True, False], "boolean mask must have 3"),
+    (["a"], "has none"),
+    ([[0, 1]], "1-D"),
+    ([0.5], "dtype"),
+])
+def test_explicit_columns_errors(spec, match):
+    X = np.zeros((6, 3))
+    with pytest.raises(ValueError, match=match):
+        fit_indicators(spec, X)
+
+
+def test_too_many_categories_for_an_explicit_column():
+    X = np.arange(600, dtype=float)[:, None]
+    with pytest.raises(ValueError, match="more than 255"):
+        fit_indicators([0], X)
+
+
+def test_expand_names_and_fold_agree():
+    X = np.array([[0.0, 5.0], [1.0, 5.0], [2.0, 7.0], [9.0, 5.0]])
+    spec = [(0, np.array([0.0, 1.0, 2.0]))]
+    Z = expand_indicators(X, spec)
+    np.testing.assert_array_equal(Z[:, :2], X)
+    # the unseen value 9 sets no indicator
+    np.testing.assert_array_equal(Z[:, 2:], [[1, 0, 0], [0, 1, 0], [0, 0, 1], [0, 0, 0]])
+    assert indicator_names(["a", "b"], spec) == ["a", "b", "a==0", "a==1", "a==2"]
+    np.testing.assert_allclose(fold_indicators([1, 2, 3, 4, 5], spec, 2), [13, 2])
+    assert expand_indicators(X, []) is X
+
+
+# ------------------------------------------------------------------ estimators
+@pytest.mark.parametrize("name", FAMILIES)
+def test_indicators_let_a_depth_1_tree_isolate_a_middle_code(name):
+    X, y = _codes()
+    est = FAMILIES[name](random_state=0).fit(X, y)
+    np.testing.assert_array_equal(est.is_categorical_, [True, True, True, False])
+    assert len(est.categories_) == 3
+    assert est.score(X, y) >= 0.95
+    imp = est.feature_importances_ if hasattr(est, "feature_importances_") else None
+    if imp is not None:
+        assert imp.shape == (4,) and np.isclose(imp.sum(), 1.0)
+
+
+@pytest.mark.parametrize("name", ["DGT", "NonGreedy"])
+def test_without_indicators_a_depth_1_hard_tree_cannot(name):
+    X, y = _codes()
+    est = FAMILIES[name](random_state=0, categorical_features=None).fit(X, y)
+    assert not est.is_categorical_.any() and est.categories_ == []
+    assert est.score(X, y) <= 0.8  # one hyperplane: at best 2 of the 3 codes right
+
+
+def test_unseen_code_predicts_and_input_is_not_modified():
+    X, y = _codes()
+    est = DGTClassifier(max_depth=2, max_iter=5, random_state=0).fit(X, y)
+    X_new = X[:5].copy()
+    X_new[:, 0] = 7.0  # a code never seen in training
+    before = X_new.copy()
+    proba = est.predict_proba(X_new)
+    assert np.isfinite(proba).all()
+    np.testing.assert_array_equal(X_new, before)
+
+
+def test_export_text_names_the_indicator_columns():
+    X, y = _codes()
+    est = DGTClassifier(max_depth=1, max_iter=60, random_state=0).fit(X, y)
+    text = export_text(est, feature_names=["a", "b", "c", "d"])
+    assert "a==1" in text
+
+
+def test_dataframe_column_names_choose_the_columns():
+    pd = pytest.importorskip("pandas")
+    X, y = _codes()
+    df = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    est = DGTClassifier(max_depth=1, max_iter=5, random_state=0,
+                        categorical_features=["b"]).fit(df, y)
+    np.testing.assert_array_equal(est.is_categorical_, [False, True, False, False])
+    assert est.predict(df).shape == (300,)
+
+
+def test_forest_adds_the_columns_once_and_members_see_features():
+    X, y = _codes(n=200)
+    forest = DGTForestClassifier(n_estimators=3, max_depth=1, max_iter=20,
+                                 random_state=0).fit(X, y)
+    assert forest.is_categorical_.sum() == 3
+    for member in forest.estimators_:
+        assert member.categorical_features is None
+        assert member.n_features_in_ == 4 + 9
+    assert forest.feature_importances_.shape == (4,)
+    assert forest.predict(X).shape == (200,)
+
+
+def test_warm_start_keeps_the_first_fits_columns():
+    X, y = _codes()
+    est = DGTRegressor(max_depth=2, max_iter=3, warm_start=True, random_state=0)
+    est.fit(X, y.astype(float))
+    categories = [c.copy() for c in est.categories_]
+    X2 = X.copy()
+    X2[:10, 0] = 5.0  # a new code: the continuation keeps the first fit's columns
+    est.fit(X2, y.astype(float))
+    for a, b in zip(categories, est.categories_):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_pickled_model_predicts_the_same():
+    X, y = _codes()
+    est = LatentTreeClassifier(max_depth=2, max_iter=5, random_state=0).fit(X, y)
+    again = pickle.loads(pickle.dumps(est))
+    np.testing.assert_array_equal(again.predict_proba(X), est.predict_proba(X))
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_onnx_graph_builds_the_indicator_columns(name):
+    pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    from sklearn_difftrees import to_onnx
+
+    X, y = _codes()
+    est = FAMILIES[name](random_state=0).fit(X, y)
+    X_new = X[:40].copy()
+    X_new[:3, 0] = 7.0  # unseen code
+    model = to_onnx(est, X_new)
+    sess = ort.InferenceSession(model.SerializeToString())
+    outputs = sess.run(None, {"X": X_new})
+    np.testing.assert_array_equal(outputs[0], est.predict(X_new))
+    np.testing.assert_allclose(outputs[1], est.predict_proba(X_new), rtol=1e-5, atol=1e-6)
