@@ -172,6 +172,15 @@ def test_warm_start_keeps_the_first_fits_columns():
         np.testing.assert_array_equal(a, b)
 
 
+def test_memory_limit_names_the_parameter(monkeypatch):
+    from sklearn_difftrees._core._memory import MemoryLimitError
+
+    X, y = _codes()
+    monkeypatch.setenv("SKLEARN_DIFFTREES_MAX_MEMORY", "20KiB")  # the raw X fits, 4x not
+    with pytest.raises(MemoryLimitError, match="categorical_features='auto' .9 indicator"):
+        DGTClassifier(max_depth=1, max_iter=1).fit(X, y)
+
+
 def test_pickled_model_predicts_the_same():
     X, y = _codes()
     est = LatentTreeClassifier(max_depth=2, max_iter=5, random_state=0).fit(X, y)

@@ -27,12 +27,14 @@ and so does the ONNX graph. This module is torch-free.
 import numpy as np
 
 from .._compat import StrOptions
+from ._memory import check_memory
 
 __all__ = [
     "AUTO_MAX_CATEGORIES",
     "CATEGORICAL_CONSTRAINT",
     "MAX_CATEGORIES",
     "CATEGORICAL_PARAM_DOC",
+    "check_indicator_memory",
     "CATEGORICAL_ATTR_DOC",
     "expand_indicators",
     "fit_indicators",
@@ -139,6 +141,19 @@ def indicator_spec(estimator):
     if mask is None:
         return []
     return list(zip(np.flatnonzero(mask).tolist(), estimator.categories_))
+
+
+def check_indicator_memory(estimator, X, spec):
+    """:class:`~sklearn_difftrees._core._memory.MemoryLimitError` when the
+    expanded training input (and its standardized copy) would exceed the
+    memory limit: ``"auto"`` on many low-cardinality columns multiplies the
+    columns up to elevenfold."""
+    extra = sum(values.size for _, values in spec)
+    if extra:
+        n_bytes = 2 * X.shape[0] * (X.shape[1] + extra) * X.itemsize
+        check_memory(type(estimator).__name__, n_bytes,
+                     f"categorical_features={estimator.categorical_features!r} ({extra} "
+                     f"indicator columns on {X.shape[0]} rows; None adds none)")
 
 
 def expand_indicators(X, spec):

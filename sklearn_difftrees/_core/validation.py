@@ -23,7 +23,8 @@ from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
 
 from .._compat import _check_sample_weight, validate_data
-from .categorical import expand_indicators, fit_indicators, indicator_spec
+from .categorical import (check_indicator_memory, expand_indicators, fit_indicators,
+                          indicator_spec)
 
 __all__ = [
     "check_fit_data",
@@ -77,6 +78,7 @@ def check_fit_data(estimator, X, y, sample_weight, *, multi_output, min_samples=
         if not warm:  # a continuation keeps the first fit's columns
             estimator.is_categorical_, estimator.categories_ = fit_indicators(
                 estimator.categorical_features, X, getattr(estimator, "feature_names_in_", None))
+        check_indicator_memory(estimator, X, indicator_spec(estimator))
         X = expand_indicators(X, indicator_spec(estimator))
     return X, y, sample_weight
 
