@@ -148,6 +148,18 @@ def test_dataframe_column_names_choose_the_columns():
     assert est.predict(df).shape == (300,)
 
 
+def test_auto_takes_pandas_category_columns_of_any_size():
+    pd = pytest.importorskip("pandas")
+    rng = np.random.RandomState(0)
+    codes = rng.randint(0, 12, 300)  # 12 values: more than "auto" takes from numbers
+    df = pd.DataFrame({"c": pd.Categorical(codes), "n": codes.astype(float)})
+    y = (codes % 3 == 0).astype(int)
+    est = DGTClassifier(max_depth=1, max_iter=3, random_state=0).fit(df, y)
+    np.testing.assert_array_equal(est.is_categorical_, [True, False])
+    assert est.categories_[0].size == 12
+    assert est.predict(df).shape == (300,)
+
+
 def test_forest_adds_the_columns_once_and_members_see_features():
     X, y = _codes(n=200)
     forest = DGTForestClassifier(n_estimators=3, max_depth=1, max_iter=20,

@@ -34,6 +34,7 @@ __all__ = [
     "CATEGORICAL_CONSTRAINT",
     "MAX_CATEGORIES",
     "CATEGORICAL_PARAM_DOC",
+    "categorical_dtypes",
     "check_indicator_memory",
     "CATEGORICAL_ATTR_DOC",
     "expand_indicators",
@@ -58,7 +59,8 @@ CATEGORICAL_PARAM_DOC = f"""    categorical_features : "auto", array-like of int
         the feature itself: an oblique split orders a feature's values and
         cannot separate a category code from codes on both sides of it.
         ``"auto"``: every feature whose training values are all integers and
-        take 3 to {AUTO_MAX_CATEGORIES} distinct values. An array of indices, a boolean
+        take 3 to {AUTO_MAX_CATEGORIES} distinct values, and every pandas ``category``
+        column (its values numeric). An array of indices, a boolean
         mask or feature names (with ``feature_names_in_``) picks them (at most
         {MAX_CATEGORIES} values each); ``None``: no indicators. Prediction builds the
         same columns (a value unseen in training sets none of them).
@@ -106,11 +108,22 @@ def _chosen_columns(categorical_features, n_features, feature_names):
     return np.unique(spec).astype(np.int64)
 
 
-def fit_indicators(categorical_features, X, feature_names=None):
+def categorical_dtypes(X):
+    """Boolean mask of the pandas ``category`` columns of the input ``X``
+    (before validation turns it into an array), or None."""
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is None or not hasattr(dtypes, "__iter__"):
+        return None
+    return np.array([getattr(d, "name", "") == "category" for d in dtypes], dtype=bool)
+
+
+def fit_indicators(categorical_features, X, feature_names=None, from_dtype=None):
     """``(is_categorical, categories)`` of the training data ``X``.
 
     ``categories`` lists the sorted distinct values of each chosen column
     with at least 3 of them (a two-valued column is its own indicator).
+    ``from_dtype`` (:func:`categorical_dtypes`): under ``"auto"``, these
+    columns are chosen whatever their values (up to :data:`MAX_CATEGORIES`).
     """
     n_features = X.shape[1]
     is_categorical = np.zeros(n_features, dtype=bool)
@@ -122,7 +135,11 @@ def fit_indicators(categorical_features, X, feature_names=None):
                else _chosen_columns(categorical_features, n_features, feature_names))
     for j in columns:
         values = np.unique(X[:, j])
-        if auto and not (3 <= values.size <= AUTO_MAX_CATEGORIES and _integer_valued(values)):
+        typed = from_dtype is not None and bool(from_dtype[j])
+        if auto and typed and values.size > MAX_CATEGORIES:
+            continue
+        if auto and not typed and not (3 <= values.size <= AUTO_MAX_CATEGORIES
+                                       and _integer_valued(values)):
             continue
         if values.size > MAX_CATEGORIES:
             raise ValueError(

@@ -23,8 +23,8 @@ from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
 
 from .._compat import _check_sample_weight, validate_data
-from .categorical import (check_indicator_memory, expand_indicators, fit_indicators,
-                          indicator_spec)
+from .categorical import (categorical_dtypes, check_indicator_memory, expand_indicators,
+                          fit_indicators, indicator_spec)
 
 __all__ = [
     "check_fit_data",
@@ -51,6 +51,7 @@ def check_fit_data(estimator, X, y, sample_weight, *, multi_output, min_samples=
     refusal leaves ``n_features_in_``/``feature_names_in_`` as they were, so
     the fitted model still predicts.
     """
+    from_dtype = categorical_dtypes(X)
     try:
         X, y = validate_data(
             estimator,
@@ -77,7 +78,8 @@ def check_fit_data(estimator, X, y, sample_weight, *, multi_output, min_samples=
     if hasattr(estimator, "categorical_features"):  # the estimator's parameter
         if not warm:  # a continuation keeps the first fit's columns
             estimator.is_categorical_, estimator.categories_ = fit_indicators(
-                estimator.categorical_features, X, getattr(estimator, "feature_names_in_", None))
+                estimator.categorical_features, X, getattr(estimator, "feature_names_in_", None),
+                from_dtype)
         check_indicator_memory(estimator, X, indicator_spec(estimator))
         X = expand_indicators(X, indicator_spec(estimator))
     return X, y, sample_weight
