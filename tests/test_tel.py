@@ -477,3 +477,56 @@ def test_default_accuracy_floor_on_bundled_data(name, bundled):
     floor = min(-0.02, mean - 3 * sd / np.sqrt(len(SEEDS)))
     assert (s["est"] - s["cart"]).mean() >= floor, s
     assert s["est"].mean() >= np.mean(s["base"] + 0.25 * (1 - s["base"]))
+
+
+# ------------------------------------------------------- the loss ceiling
+def test_epochs_above_the_loss_ceiling_are_no_candidates():
+    from sklearn_difftrees._core._monitor import EpochMonitor
+
+    mon = EpochMonitor(name="m", max_iter=10, n_iter_no_change=1, tol=0.0,
+                       learning_rate=0.1, has_validation=True, loss_ceiling=0.6)
+    best = []
+    # The validation loss is lowest at epoch 1, whose training loss is above
+    # the ceiling: the run must go on (no patience used) and keep epoch 3.
+    for epoch, (train, val) in enumerate([(1.0, 0.1), (0.8, 0.2), (0.5, 0.3), (0.4, 0.35)], 1):
+        if mon.end_epoch(epoch, train, 0.0, (val, 0.0)):
+            best.append(epoch)
+        if mon.should_stop:
+            break
+    assert best == [3] and epoch == 4
+    assert mon.finish().best_epoch == 3
+
+
+def test_greedy_loss_is_the_depth_2_carts_log_loss():
+    from sklearn.metrics import log_loss
+    from sklearn.tree import DecisionTreeClassifier
+
+    from sklearn_difftrees._core.greedy import greedy_loss
+
+    X, y = make_classification(300, 5, n_informative=3, n_classes=3, random_state=0)
+    w = np.ones(300)
+    cart = DecisionTreeClassifier(max_depth=2, criterion="entropy", random_state=0).fit(X, y)
+    expected = log_loss(y, np.clip(cart.predict_proba(X), 1e-3, 1.0), normalize=True)
+    # clipping before normalizing differs from log_loss's renormalization only
+    # where a probability is below 1e-3 (none here)
+    assert greedy_loss(X, y, w, classification=True, seed=0) == pytest.approx(expected, rel=1e-6)
+
+
+def test_tel_trains_with_the_greedy_loss_as_ceiling(monkeypatch):
+    import sklearn_difftrees._core._trainer as trainer
+
+    seen = {}
+    original = trainer.train
+
+    def spy(module, loss_fn, train_data, **kwargs):
+        seen.update(kwargs)
+        return original(module, loss_fn, train_data, **kwargs)
+
+    monkeypatch.setattr(trainer, "train", spy)
+    X, y = make_classification(200, 4, random_state=0)
+    TreeEnsembleLayerClassifier(n_trees=2, max_depth=2, max_iter=3, random_state=0).fit(X, y)
+    assert 0 < seen["loss_ceiling"] < np.log(2)  # a depth-2 CART beats the prior
+    seen.clear()
+    TreeEnsembleLayerClassifier(n_trees=2, max_depth=2, max_iter=3, early_stopping=False,
+                                random_state=0).fit(X, y)
+    assert "loss_ceiling" not in seen

@@ -62,11 +62,19 @@ class EpochMonitor:
         score of every epoch (see :mod:`~sklearn_difftrees._core._progress`).
     loss_name : str, default="loss"
         What the training loss is called in messages (e.g. "bound").
+    loss_ceiling : float, optional
+        With validation data: an epoch whose training loss is above it is
+        no candidate of early stopping and does not count towards the
+        patience (a model that still fits its training rows worse than a
+        reference, e.g. a depth-2 CART, is not kept because a small
+        validation set happened to like it). When no epoch gets below it,
+        the run keeps its last weights.
     """
 
     def __init__(self, *, name, max_iter, n_iter_no_change, tol, learning_rate,
-                 has_validation, verbose=0, loss_name="loss"):
+                 has_validation, verbose=0, loss_name="loss", loss_ceiling=None):
         self.name = name
+        self.loss_ceiling = loss_ceiling if has_validation else None
         self.max_iter = max_iter
         self.n_iter_no_change = n_iter_no_change
         self.tol = tol
@@ -169,6 +177,9 @@ class EpochMonitor:
             info.update(val_loss=val_loss, val_score=val_score)
         self._check_finite(monitored, "monitored loss", epoch)
         self._check_divergence(monitored, epoch)
+        if self.loss_ceiling is not None and loss > self.loss_ceiling:
+            self.progress.update(info=info, note=note, step_seconds=h.epoch_seconds[-1])
+            return False  # not yet a candidate: fits its rows worse than the reference
         if monitored < self._best - self.tol:
             self._no_improvement = 0
         else:

@@ -109,6 +109,7 @@ def train(
     score_fn=None,
     penalty_fn=None,
     keep_start=False,
+    loss_ceiling=None,
     name="model",
 ):
     """Train ``module`` in place and return its :class:`History`.
@@ -142,6 +143,12 @@ def train(
         returned: never worse on validation than where training started.
         Divergence is then measured against the loss of an all-zero output
         (:func:`uninformed_loss`), not the start's, which can be near zero.
+    loss_ceiling : float, optional
+        With validation data: epochs whose training loss is above it are no
+        candidates of early stopping and do not count towards the patience
+        (:class:`~sklearn_difftrees._core._monitor.EpochMonitor`); e.g. the
+        training loss of a depth-2 CART
+        (:func:`~sklearn_difftrees._core.greedy.greedy_loss`).
 
     Early stopping: with ``early_stopping`` the validation loss is monitored
     and the weights of the best epoch are restored at the end; otherwise the
@@ -169,7 +176,7 @@ def train(
     monitor = EpochMonitor(
         name=name, max_iter=max_iter, n_iter_no_change=n_iter_no_change, tol=tol,
         learning_rate=learning_rate, has_validation=validation_data is not None,
-        verbose=verbose,
+        verbose=verbose, loss_ceiling=loss_ceiling,
     )
     # The untrained model's loss: the reference that divergence is measured
     # against (the validation set when there is one, else <= 1024 rows).

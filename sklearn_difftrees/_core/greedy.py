@@ -45,6 +45,7 @@ from .._kernels._stump import _best_level_splits
 
 __all__ = [
     "FLOOR_DEPTH",
+    "greedy_loss",
     "FEATURE_THRESHOLD",
     "FeatureBins",
     "GreedyReference",
@@ -397,6 +398,28 @@ def greedy_reference(Z, Y, w, *, depth, classification, seed, grow=slice(None), 
         if best is None or s > best.score:
             best = GreedyReference(s, criterion, cart)
     return best
+
+
+def greedy_loss(Z, Y, w, *, classification, seed, max_rows=16_384):
+    """Training loss of the depth-2 CART on ``(Z, Y, w)``, in the gradient
+    models' terms: the weighted mean cross-entropy of its leaves' class
+    proportions (clipped at 1e-3), or the mean squared error per output.
+
+    Grown (with ``"entropy"`` / ``"squared_error"``) and scored on a seeded
+    subsample of at most ``max_rows`` rows; ``w`` has mean one, as in the
+    training loop. The reference of ``loss_ceiling`` in the training loop.
+    """
+    rows = row_subsample(Z.shape[0], max_rows, np.random.RandomState(seed))
+    Z, Y, w = Z[rows], Y[rows], w[rows]
+    cart = fit_cart(Z, Y, w, depth=FLOOR_DEPTH, classification=classification, seed=seed)
+    if classification:
+        proba = np.zeros((Z.shape[0], int(Y.max()) + 1))
+        proba[:, cart.classes_.astype(int)] = cart.predict_proba(Z)
+        per_row = -np.log(np.clip(proba[np.arange(Y.shape[0]), Y], 1e-3, 1.0))
+    else:
+        err = np.reshape(cart.predict(Z), Y.shape) - Y
+        per_row = (err.reshape(Y.shape[0], -1) ** 2).mean(axis=1)
+    return float(np.average(per_row, weights=w))
 
 
 def floor_fallback(ref, score, candidates):

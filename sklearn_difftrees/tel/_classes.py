@@ -9,6 +9,7 @@ needs torch, predicting and unpickling do not.
 from numbers import Integral, Real
 
 import numpy as np
+from sklearn.base import is_classifier
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions
@@ -165,6 +166,22 @@ class _BaseTEL(_TELExportMixin, BaseGradientModel):
         if self.alpha_leaves:
             total = total + self.alpha_leaves * (module.leaf**2).sum()
         return total
+
+    def _fit_setup(self, X, y, sample_weight):
+        """The shared set-up, plus the training loop's ``loss_ceiling``: the
+        training loss of a depth-2 CART on the training part. An epoch that
+        fits its rows worse is no early-stopping candidate, so that a small
+        validation set cannot keep an ensemble that has learned less than
+        two greedy levels (``docs/tel.md``, early stopping)."""
+        plan = super()._fit_setup(X, y, sample_weight)
+        if plan.train_kwargs["validation_data"] is not None and self.early_stopping:
+            from .._core.greedy import greedy_loss
+
+            Z, Y, w = (t.cpu().numpy() for t in plan.train_data)
+            plan.train_kwargs["loss_ceiling"] = greedy_loss(
+                Z.astype(np.float64), Y, w.astype(np.float64),
+                classification=is_classifier(self), seed=plan.train_kwargs["seed"])
+        return plan
 
     def _build_module(self, n_features, n_outputs):
         from .._core._trainer import resolve_device
