@@ -215,3 +215,21 @@ def test_onnx_graph_builds_the_indicator_columns(name):
     outputs = sess.run(None, {"X": X_new})
     np.testing.assert_array_equal(outputs[0], est.predict(X_new))
     np.testing.assert_allclose(outputs[1], est.predict_proba(X_new), rtol=1e-5, atol=1e-6)
+
+
+def test_zero_weight_rows_add_no_categories():
+    """Zero-weight rows are not in the data: a code only they hold gets no
+    indicator column (nor pushes a feature past 10 values), and the fit equals
+    the fit without those rows."""
+    X, y = _codes(n=200)
+    X[:3, 1] = 5.0  # a fourth code of feature 1, only in the zero-weight rows
+    X[3:6, 2] = np.arange(3, 6)  # codes 3..5 of feature 2
+    w = np.ones(200)
+    w[:6] = 0.0
+    params = dict(max_depth=2, max_iter=5, random_state=0)
+    weighted = DGTClassifier(**params).fit(X, y, sample_weight=w)
+    ref = DGTClassifier(**params).fit(X[6:], y[6:])
+    np.testing.assert_array_equal(weighted.categories_[1], [0, 1, 2])
+    assert len(weighted.categories_) == len(ref.categories_) == 3
+    np.testing.assert_array_equal(weighted.tree_.weights, ref.tree_.weights)
+    np.testing.assert_array_equal(weighted.predict_proba(X), ref.predict_proba(X))

@@ -77,9 +77,11 @@ def check_fit_data(estimator, X, y, sample_weight, *, multi_output, min_samples=
         sample_weight = (sample_weight > 0).astype(np.float64)
     if hasattr(estimator, "categorical_features"):  # the estimator's parameter
         if not warm:  # a continuation keeps the first fit's columns
+            # From the rows of positive weight: a zero-weight row is not in the
+            # data, so its values must not add (or cost a feature) indicators.
             estimator.is_categorical_, estimator.categories_ = fit_indicators(
-                estimator.categorical_features, X, getattr(estimator, "feature_names_in_", None),
-                from_dtype)
+                estimator.categorical_features, X[sample_weight > 0],
+                getattr(estimator, "feature_names_in_", None), from_dtype)
         check_indicator_memory(estimator, X, indicator_spec(estimator))
         X = expand_indicators(X, indicator_spec(estimator))
     return X, y, sample_weight
