@@ -233,3 +233,26 @@ def test_zero_weight_rows_add_no_categories():
     assert len(weighted.categories_) == len(ref.categories_) == 3
     np.testing.assert_array_equal(weighted.tree_.weights, ref.tree_.weights)
     np.testing.assert_array_equal(weighted.predict_proba(X), ref.predict_proba(X))
+
+
+@pytest.mark.parametrize("fit_dtype", [np.float64, np.float32])
+def test_float32_and_float64_input_set_the_same_indicators(fit_dtype):
+    """Codes 0.1/0.2/0.3 named explicitly: float32 0.1 is not float64 0.1, and
+    a model fit in one precision set no indicator for input in the other
+    (accuracy 1.0 -> 0.68 on the same rows). Python and ONNX agree."""
+    rng = np.random.RandomState(0)
+    X = np.column_stack([rng.choice([0.1, 0.2, 0.3], 200), rng.normal(size=200)])
+    y = (X[:, 0] == 0.2).astype(int)
+    est = DGTClassifier(max_depth=1, max_iter=60, random_state=0,
+                        categorical_features=[0]).fit(X.astype(fit_dtype), y)
+    ref = est.predict_proba(X.astype(fit_dtype))
+    for dtype in (np.float64, np.float32):
+        np.testing.assert_allclose(est.predict_proba(X.astype(dtype)), ref, rtol=1e-5, atol=1e-6)
+    ort = pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    from sklearn_difftrees import to_onnx
+
+    for dtype in (np.float64, np.float32):
+        sess = ort.InferenceSession(to_onnx(est, X[:5].astype(dtype)).SerializeToString())
+        np.testing.assert_allclose(sess.run(None, {"X": X.astype(dtype)})[1], ref,
+                                   rtol=1e-5, atol=1e-6)

@@ -43,6 +43,7 @@ __all__ = [
     "indicator_names",
     "indicator_spec",
     "input_importances",
+    "match_dtype",
 ]
 
 #: Most distinct values of an integer column that ``"auto"`` treats as categorical.
@@ -173,11 +174,26 @@ def check_indicator_memory(estimator, X, spec):
                      f"indicator columns on {X.shape[0]} rows; None adds none)")
 
 
+def match_dtype(values, x_dtype):
+    """The dtype in which a column of dtype ``x_dtype`` is compared with the
+    training ``values``: float32 when the input is float32 or every value is
+    a float32 number (integer codes, a float32 fit), else float64. A model fit
+    on float64 ``0.1`` then matches float32 input ``0.1``, and one fit on
+    float32 matches float64 input: the value, not its precision, decides."""
+    if np.dtype(x_dtype) == np.float32:
+        return np.float32
+    exact = np.array_equal(values.astype(np.float32).astype(np.float64), values)
+    return np.float32 if exact else np.float64
+
+
 def expand_indicators(X, spec):
     """``X`` with the indicator columns of ``spec`` appended (``X`` itself when none)."""
     if not spec:
         return X
-    blocks = [X] + [(X[:, [j]] == values[None, :]).astype(X.dtype) for j, values in spec]
+    blocks = [X]
+    for j, values in spec:
+        dt = match_dtype(values, X.dtype)
+        blocks.append((X[:, [j]].astype(dt) == values[None, :].astype(dt)).astype(X.dtype))
     return np.ascontiguousarray(np.hstack(blocks))
 
 

@@ -20,7 +20,7 @@ from sklearn.base import is_classifier
 from sklearn.utils.validation import check_is_fitted
 
 from . import topology
-from .categorical import indicator_spec
+from .categorical import indicator_spec, match_dtype
 from .optional import require
 
 __all__ = [
@@ -96,9 +96,13 @@ class OnnxGraph:
                 self._x64 = self.op("Cast", ["X"], "x64", to=self.onnx.TensorProto.DOUBLE)
             blocks = [self._x64]
             for j, values in self.indicators:
-                column = self.op("Gather", [self._x64, self.const(np.array([j], np.int64))],
-                                 axis=1)
-                equal = self.op("Equal", [column, self.const(values[None, :].astype(np.float64))])
+                column = self.op("Gather", ["X", self.const(np.array([j], np.int64))], axis=1)
+                dt = match_dtype(values, self.input_dtype)  # as expand_indicators compares
+                if np.dtype(dt) != self.input_dtype:
+                    proto = self.onnx.TensorProto
+                    column = self.op("Cast", [column], to=proto.FLOAT if dt is np.float32
+                                     else proto.DOUBLE)
+                equal = self.op("Equal", [column, self.const(values[None, :].astype(dt))])
                 blocks.append(self.op("Cast", [equal], "ind", to=self.onnx.TensorProto.DOUBLE))
             if len(blocks) > 1:
                 self._x64 = self.op("Concat", blocks, "x_ind", axis=1)
