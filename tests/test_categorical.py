@@ -235,6 +235,13 @@ def test_zero_weight_rows_add_no_categories():
     np.testing.assert_array_equal(weighted.predict_proba(X), ref.predict_proba(X))
 
 
+def test_indicator_names_keep_every_digit():
+    spec = [(0, np.array([1234567.0, 1234568.0, 2.5])), (1, np.array([0.1234567, 0.1234568, 0.0]))]
+    names = indicator_names(["a", "b"], spec)
+    assert names[2:] == ["a==1234567", "a==1234568", "a==2.5",
+                         "b==0.1234567", "b==0.1234568", "b==0"]
+
+
 @pytest.mark.parametrize("fit_dtype", [np.float64, np.float32])
 def test_float32_and_float64_input_set_the_same_indicators(fit_dtype):
     """Codes 0.1/0.2/0.3 named explicitly: float32 0.1 is not float64 0.1, and

@@ -198,8 +198,10 @@ def expand_indicators(X, spec):
 
 
 def indicator_names(names, spec):
-    """Feature names extended by one ``"name==value"`` per indicator column."""
-    return list(names) + [f"{names[j]}=={v:g}" for j, values in spec for v in values]
+    """Feature names extended by one ``"name==value"`` per indicator column
+    (the value in full: ``:g`` gave 1234567 and 1234568 the same name)."""
+    return list(names) + [f"{names[j]}=={np.format_float_positional(v, trim='-')}"
+                          for j, values in spec for v in values]
 
 
 def fold_indicators(values, spec, n_features):
