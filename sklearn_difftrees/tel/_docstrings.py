@@ -82,10 +82,12 @@ _DOC_ATTRS = """
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Names of features seen during fit (only when X has string column
         names).
-""" + CATEGORICAL_ATTR_DOC + """    weights_ : ndarray of shape (n_trees, 2**max_depth - 1, n_features_in_)
+""" + CATEGORICAL_ATTR_DOC + """    weights_ : ndarray of shape (n_trees, 2**max_depth - 1, n_columns)
         Split weights of every tree in the raw input space (heap order); a
         node sends ``x`` right with probability ``S(weights_[t, i] @ x +
-        biases_[t, i])``.
+        biases_[t, i])``. ``n_columns`` is ``n_features_in_`` plus one per
+        indicator column (``categories_``), which ``x`` holds after the
+        features.
     biases_ : ndarray of shape (n_trees, 2**max_depth - 1)
         Split biases in the raw input space.
     leaf_values_ : ndarray of shape (n_trees, 2**max_depth, {leaf_dim})
