@@ -55,7 +55,8 @@ def test_auto_picks_integer_columns_of_3_to_10_values():
     mask, categories = fit_indicators("auto", X)
     np.testing.assert_array_equal(mask, [True, False, False, True, False, False])
     np.testing.assert_array_equal(categories[0], [0, 1, 2])
-    assert categories[1].size == np.unique(X[:, 3]).size
+    assert categories[3].size == np.unique(X[:, 3]).size
+    assert [c is None for c in categories] == [False, True, True, False, True, True]
     assert fit_indicators(None, X)[0].sum() == 0
 
 
@@ -94,7 +95,7 @@ def test_expand_names_and_fold_agree():
     np.testing.assert_array_equal(Z[:, :2], X)
     # the unseen value 9 sets no indicator
     np.testing.assert_array_equal(Z[:, 2:], [[1, 0, 0], [0, 1, 0], [0, 0, 1], [0, 0, 0]])
-    assert indicator_names(["a", "b"], spec) == ["a", "b", "a==0", "a==1", "a==2"]
+    assert indicator_names(["a", "b"], spec) == ["a", "b", "[a==0]", "[a==1]", "[a==2]"]
     np.testing.assert_allclose(fold_indicators([1, 2, 3, 4, 5], spec, 2), [13, 2])
     assert expand_indicators(X, []) is X
 
@@ -105,7 +106,7 @@ def test_indicators_let_a_depth_1_tree_isolate_a_middle_code(name):
     X, y = _codes()
     est = FAMILIES[name](random_state=0).fit(X, y)
     np.testing.assert_array_equal(est.is_categorical_, [True, True, True, False])
-    assert len(est.categories_) == 3
+    assert len(est.categories_) == 4 and est.categories_[3] is None
     assert est.score(X, y) >= 0.95
     imp = est.feature_importances_ if hasattr(est, "feature_importances_") else None
     if imp is not None:
@@ -116,7 +117,7 @@ def test_indicators_let_a_depth_1_tree_isolate_a_middle_code(name):
 def test_without_indicators_a_depth_1_hard_tree_cannot(name):
     X, y = _codes()
     est = FAMILIES[name](random_state=0, categorical_features=None).fit(X, y)
-    assert not est.is_categorical_.any() and est.categories_ == []
+    assert not est.is_categorical_.any() and est.categories_ == [None] * 4
     assert est.score(X, y) <= 0.8  # one hyperplane: at best 2 of the 3 codes right
 
 
@@ -135,7 +136,7 @@ def test_export_text_names_the_indicator_columns():
     X, y = _codes()
     est = DGTClassifier(max_depth=1, max_iter=60, random_state=0).fit(X, y)
     text = export_text(est, feature_names=["a", "b", "c", "d"])
-    assert "a==1" in text
+    assert "[a==1]" in text
 
 
 def test_dataframe_column_names_choose_the_columns():
@@ -176,11 +177,11 @@ def test_warm_start_keeps_the_first_fits_columns():
     X, y = _codes()
     est = DGTRegressor(max_depth=2, max_iter=3, warm_start=True, random_state=0)
     est.fit(X, y.astype(float))
-    categories = [c.copy() for c in est.categories_]
+    categories = [c.copy() for c in est.categories_[:3]]
     X2 = X.copy()
     X2[:10, 0] = 5.0  # a new code: the continuation keeps the first fit's columns
     est.fit(X2, y.astype(float))
-    for a, b in zip(categories, est.categories_):
+    for a, b in zip(categories, est.categories_[:3]):
         np.testing.assert_array_equal(a, b)
 
 
@@ -230,7 +231,8 @@ def test_zero_weight_rows_add_no_categories():
     weighted = DGTClassifier(**params).fit(X, y, sample_weight=w)
     ref = DGTClassifier(**params).fit(X[6:], y[6:])
     np.testing.assert_array_equal(weighted.categories_[1], [0, 1, 2])
-    assert len(weighted.categories_) == len(ref.categories_) == 3
+    assert [c is None for c in weighted.categories_] == [False, False, False, True]
+    assert [c is None for c in ref.categories_] == [False, False, False, True]
     np.testing.assert_array_equal(weighted.tree_.weights, ref.tree_.weights)
     np.testing.assert_array_equal(weighted.predict_proba(X), ref.predict_proba(X))
 
@@ -238,8 +240,8 @@ def test_zero_weight_rows_add_no_categories():
 def test_indicator_names_keep_every_digit():
     spec = [(0, np.array([1234567.0, 1234568.0, 2.5])), (1, np.array([0.1234567, 0.1234568, 0.0]))]
     names = indicator_names(["a", "b"], spec)
-    assert names[2:] == ["a==1234567", "a==1234568", "a==2.5",
-                         "b==0.1234567", "b==0.1234568", "b==0"]
+    assert names[2:] == ["[a==1234567]", "[a==1234568]", "[a==2.5]",
+                         "[b==0.1234567]", "[b==0.1234568]", "[b==0]"]
 
 
 @pytest.mark.parametrize("fit_dtype", [np.float64, np.float32])

@@ -63,15 +63,19 @@ CATEGORICAL_PARAM_DOC = f"""    categorical_features : "auto", array-like of int
         take 3 to {AUTO_MAX_CATEGORIES} distinct values, and every pandas ``category``
         column (its values numeric). An array of indices, a boolean
         mask or feature names (with ``feature_names_in_``) picks them (at most
-        {MAX_CATEGORIES} values each); ``None``: no indicators. Prediction builds the
-        same columns (a value unseen in training sets none of them).
+        {MAX_CATEGORIES} values each; one of two values is its own indicator and gets
+        none); ``None``: no indicators. The choice is made on the rows of
+        positive weight of each fit. Prediction builds the same columns (a
+        value unseen in training sets none of them).
 """
 
 CATEGORICAL_ATTR_DOC = """    is_categorical_ : ndarray of shape (n_features_in_,), dtype=bool
         The features that got indicator columns (see ``categorical_features``).
-    categories_ : list of ndarray
-        The training values of each of them, in feature order: one indicator
-        column each, appended after the features in that order.
+    categories_ : list of ndarray or None, of length n_features_in_
+        For each of those features its training values (one indicator column
+        each, appended after the features in feature order), None for the
+        other features (as ``OneHotEncoder.categories_``, one entry per
+        feature).
 """
 
 
@@ -121,14 +125,15 @@ def categorical_dtypes(X):
 def fit_indicators(categorical_features, X, feature_names=None, from_dtype=None):
     """``(is_categorical, categories)`` of the training data ``X``.
 
-    ``categories`` lists the sorted distinct values of each chosen column
-    with at least 3 of them (a two-valued column is its own indicator).
+    ``categories`` has one entry per feature (as OneHotEncoder's): the
+    sorted distinct values of each chosen column with at least 3 of them (a
+    two-valued column is its own indicator), None for the others.
     ``from_dtype`` (:func:`categorical_dtypes`): under ``"auto"``, these
     columns are chosen whatever their values (up to :data:`MAX_CATEGORIES`).
     """
     n_features = X.shape[1]
     is_categorical = np.zeros(n_features, dtype=bool)
-    categories = []
+    categories = [None] * n_features
     if categorical_features is None:
         return is_categorical, categories
     auto = isinstance(categorical_features, str) and categorical_features == "auto"
@@ -149,7 +154,7 @@ def fit_indicators(categorical_features, X, feature_names=None, from_dtype=None)
             )
         if values.size >= 3:
             is_categorical[j] = True
-            categories.append(values.astype(np.float64))
+            categories[j] = values.astype(np.float64)
     return is_categorical, categories
 
 
@@ -158,7 +163,7 @@ def indicator_spec(estimator):
     mask = getattr(estimator, "is_categorical_", None)
     if mask is None:
         return []
-    return list(zip(np.flatnonzero(mask).tolist(), estimator.categories_))
+    return [(j, estimator.categories_[j]) for j in np.flatnonzero(mask).tolist()]
 
 
 def check_indicator_memory(estimator, X, spec):
@@ -198,9 +203,10 @@ def expand_indicators(X, spec):
 
 
 def indicator_names(names, spec):
-    """Feature names extended by one ``"name==value"`` per indicator column
-    (the value in full: ``:g`` gave 1234567 and 1234568 the same name)."""
-    return list(names) + [f"{names[j]}=={np.format_float_positional(v, trim='-')}"
+    """Feature names extended by one ``"[name==value]"`` per indicator column
+    (bracketed, so that an export's ``2.25*[a==1]`` reads as a product; the
+    value in full: ``:g`` gave 1234567 and 1234568 the same name)."""
+    return list(names) + [f"[{names[j]}=={np.format_float_positional(v, trim='-')}]"
                           for j, values in spec for v in values]
 
 

@@ -44,7 +44,7 @@ __all__ = ["export_graphviz", "export_text", "plot_tree", "tree_view", "tree_vie
 
 def _feature_names(est, feature_names):
     """Names of the columns the splits weigh: the features, then the indicator
-    columns of categorical features (``"name==value"``)."""
+    columns of categorical features (``"[name==value]"``)."""
     n = est.n_features_in_ if hasattr(est, "n_features_in_") else est.tree_.n_features
     if feature_names is not None:
         names = [str(f) for f in feature_names]
