@@ -53,8 +53,8 @@ MAX_CATEGORIES = 255
 #: The parameter's entry in the estimators' ``_parameter_constraints``.
 CATEGORICAL_CONSTRAINT = ["array-like", StrOptions({"auto"}), None]
 
-CATEGORICAL_PARAM_DOC = f"""    categorical_features : "auto", array-like of int, bool or str, or None, \\
-            default="auto"
+CATEGORICAL_PARAM_DOC = f"""    categorical_features : "auto", array-like of int, bool or str, or None, \
+default="auto"
         Features that also get one indicator column per value (``1[x_j == v]``
         for every value ``v`` of feature ``j`` in the training data), next to
         the feature itself: an oblique split orders a feature's values and
