@@ -53,15 +53,14 @@ MAX_CATEGORIES = 255
 #: The parameter's entry in the estimators' ``_parameter_constraints``.
 CATEGORICAL_CONSTRAINT = ["array-like", StrOptions({"auto"}), None]
 
-CATEGORICAL_PARAM_DOC = f"""    categorical_features : "auto", array-like of int, bool or str, or None, \
-default="auto"
+CATEGORICAL_PARAM_DOC = f"""    categorical_features : "auto", array-like or None, default="auto"
         Features that also get one indicator column per value (``1[x_j == v]``
         for every value ``v`` of feature ``j`` in the training data), next to
         the feature itself: an oblique split orders a feature's values and
         cannot separate a category code from codes on both sides of it.
         ``"auto"``: every feature whose training values are all integers and
         take 3 to {AUTO_MAX_CATEGORIES} distinct values, and every pandas ``category``
-        column (its values numeric). An array of indices, a boolean
+        column (its values numeric). An array of int indices, a boolean
         mask or feature names (with ``feature_names_in_``) picks them (at most
         {MAX_CATEGORIES} values each; one of two values is its own indicator and gets
         none); ``None``: no indicators. The choice is made on the rows of

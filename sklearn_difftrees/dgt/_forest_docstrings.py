@@ -45,7 +45,8 @@ def _forest_params_doc(oob_attr):
         ``ray.util.joblib.register_ray()``).
 """
         + _FOREST_DOC_TREE_PARAMS
-        + CATEGORICAL_PARAM_DOC + """    random_state : int, RandomState instance or None, default=None
+        + CATEGORICAL_PARAM_DOC
+        + """    random_state : int, RandomState instance or None, default=None
         Draws one seed per member (its initialization, validation split and
         batch order) and the bootstrap samples. Two fits with the same integer
         give identical forests, whatever ``n_jobs`` (for the same number of
