@@ -2,6 +2,7 @@
 
 import functools
 import platform
+import sys
 import time
 
 import numpy as np
@@ -158,3 +159,39 @@ def run_datasets(names, run_one, render, args, task_of):
     print(text)
     write_out(args.out, text)
     return 1 if any("error" in r for r in results) else 0
+
+
+def fit_on_splits(X, y, seeds, make_models, label=""):
+    """The defaults protocol on one generated table: for every seed, a
+    stratified 70/30 split (``bench_defaults.split``) and a fit of every
+    model of ``make_models(seed)`` (a dict ``key -> estimator``). Returns
+    ``{key: {"test": [...], "train": [...], "seconds": [...]}}`` (accuracy %)."""
+    from bench_defaults import split
+
+    out = {}
+    for seed in seeds:
+        X_tr, X_te, y_tr, y_te = split(X, y, "classification", seed)
+        for key, est in make_models(seed).items():
+            with Timer() as t:
+                est.fit(X_tr, y_tr)
+            rec = out.setdefault(key, {"test": [], "train": [], "seconds": []})
+            rec["test"].append(100 * est.score(X_te, y_te))
+            rec["train"].append(100 * est.score(X_tr, y_tr))
+            rec["seconds"].append(t.seconds)
+            print(f"{label}seed {seed} {key}: {rec['test'][-1]:.2f}%", flush=True)
+    return out
+
+
+def publish(script, argv, env, parts, markdown=None, key=None):
+    """Print the report (environment, command, then ``parts``) and, with
+    ``markdown``, write it between the ``key`` markers of that file."""
+    args = " ".join(sys.argv[1:]) if argv is None else " ".join(argv)
+    text = "\n\n".join([f"Environment: {env}",
+                        f"Command: `{f'python benchmarks/{script} {args}'.strip()}`", *parts])
+    print(text)
+    if markdown:
+        from sklearn_difftrees._provenance import replace_marked_section
+
+        replace_marked_section(markdown, key, text)
+        print(f"wrote the table into {markdown}")
+    return text

@@ -24,11 +24,11 @@ sd of the test accuracy (%) and the mean fit time.
 
 import argparse
 import itertools
-import sys
 
 import numpy as np
 
-from _common import Timer, environment_line, markdown_table, mean_std, single_thread
+from _common import (environment_line, fit_on_splits, markdown_table, mean_std, publish,
+                     single_thread)
 
 MARKER_KEY = "bench_categorical"
 LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
@@ -71,81 +71,49 @@ def monks():
 
 
 def models(seed, smoke):
-    from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
-    from sklearn.model_selection import GridSearchCV
-    from sklearn.tree import DecisionTreeClassifier
+    """Every family with and without indicator columns, and the references
+    (``bench_defaults.make_model``: the defaults table's estimators)."""
+    from bench_defaults import make_model
 
-    import sklearn_difftrees as sd
-
-    fast = dict(max_iter=3) if smoke else {}
     out = {}
-    for name, cls in [("DGT", sd.DGTClassifier), ("LatentTree", sd.LatentTreeClassifier),
-                      ("NonGreedy", sd.NonGreedyObliqueTreeClassifier),
-                      ("TEL", sd.TreeEnsembleLayerClassifier),
-                      ("CPT", sd.ConvexPolytopeTreeClassifier),
-                      ("DGTForest", sd.DGTForestClassifier)]:
-        extra = dict(n_estimators=3, **fast) if smoke and name == "DGTForest" else fast
+    for name in ("DGT", "LatentTree", "NonGreedy", "TEL", "CPT", "DGTForest"):
         for cat in ("auto", None):
-            out[(name, cat)] = cls(random_state=seed, categorical_features=cat, **extra)
-    out[("CART", None)] = GridSearchCV(DecisionTreeClassifier(random_state=0),
-                                       {"max_depth": range(2, 13)}, cv=3)
-    out[("RF", None)] = RandomForestClassifier(n_estimators=200, random_state=seed)
-    out[("HGB", None)] = HistGradientBoostingClassifier(random_state=seed)
+            out[name, cat] = make_model(name, "classification", seed, 2, smoke,
+                                        {name: {"categorical_features": cat}})
+    for name in ("CART", "RF", "HGB"):
+        out[name, None] = make_model(name, "classification", seed, 2, smoke)
     return out
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--smoke", action="store_true", help="one split, 3 epochs")
+    parser.add_argument("--smoke", action="store_true", help="one split of MONK-2, 4 epochs")
     parser.add_argument("--markdown", help="write the table between the markers of this file")
     args = parser.parse_args(argv)
     single_thread()
     env = environment_line()
-    from sklearn.model_selection import train_test_split
-
     sets = {"tic-tac-toe": tic_tac_toe(), **monks()}
     if args.smoke:
         sets = {"MONK-2": sets["MONK-2"]}
     seeds = range(1 if args.smoke else args.seeds)
     blocks = []
     for data_name, (X, y) in sets.items():
-        scores, seconds = {}, {}
-        for seed in seeds:
-            X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.3, random_state=seed,
-                                                      stratify=y)
-            for key, est in models(seed, args.smoke).items():
-                with Timer() as t:
-                    est.fit(X_tr, y_tr)
-                scores.setdefault(key, []).append(100 * est.score(X_te, y_te))
-                seconds.setdefault(key, []).append(t.seconds)
-                print(f"{data_name} seed {seed} {key[0]} categorical_features={key[1]!r}: "
-                      f"{scores[key][-1]:.2f}%", flush=True)
+        res = fit_on_splits(X, y, seeds, lambda seed: models(seed, args.smoke),
+                            label=f"{data_name} ")
         rows = []
-        for name in dict.fromkeys(k[0] for k in scores):
-            auto, none = scores.get((name, "auto")), scores.get((name, None))
-            rows.append([name, mean_std(auto) if auto else "", mean_std(none),
-                         f"{np.mean(seconds.get((name, 'auto'), seconds[(name, None)])):.2f}"])
+        for name in dict.fromkeys(k[0] for k in res):
+            auto, none = res.get((name, "auto")), res[name, None]
+            rows.append([name, mean_std(auto["test"]) if auto else "", mean_std(none["test"]),
+                         f"{np.mean((auto or none)['seconds']):.2f}"])
         blocks.append(f"**{data_name}** ({X.shape[0]} rows x {X.shape[1]} coded features, "
                       f"{100 * y.mean():.1f}% positive):\n\n" + markdown_table(
                           ["model", 'categorical_features="auto" (default)', "None", "fit s"],
                           rows))
-    command = "python benchmarks/bench_categorical.py" + (" " + " ".join(sys.argv[1:])
-                                                          if argv is None else "")
-    text = "\n\n".join([
-        f"Environment: {env}",
-        f"Command: `{command.strip()}`",
+    publish("bench_categorical.py", argv, env, [
         f"{len(seeds)} seeded stratified 70/30 split(s), default parameters, test accuracy % "
         "(mean ± sd); fit s: mean fit time with the indicator columns (the references "
-        "without).",
-        *blocks,
-    ])
-    print(text)
-    if args.markdown:
-        from sklearn_difftrees._provenance import replace_marked_section
-
-        replace_marked_section(args.markdown, MARKER_KEY, text)
-        print(f"wrote the table into {args.markdown}")
+        "without).", *blocks], args.markdown, MARKER_KEY)
 
 
 if __name__ == "__main__":

@@ -18,11 +18,11 @@ variants that were measured on it (``init="cart"``, ``alpha_l1=1e-2``).
 """
 
 import argparse
-import sys
 
 import numpy as np
 
-from _common import Timer, environment_line, markdown_table, mean_std, single_thread
+from _common import (environment_line, fit_on_splits, markdown_table, mean_std, publish,
+                     single_thread)
 
 MARKER_KEY = "bench_heavy_tails"
 
@@ -47,71 +47,38 @@ def thyroid_like(n=7200, seed=0):
 
 
 def models(seed, smoke):
-    from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
-    from sklearn.model_selection import GridSearchCV
-    from sklearn.tree import DecisionTreeClassifier
+    """Every family, two DGT variants and the references
+    (``bench_defaults.make_model``: the defaults table's estimators)."""
+    from bench_defaults import make_model
 
-    import sklearn_difftrees as sd
-
-    fast = dict(max_iter=3) if smoke else {}
-    out = {
-        "DGT": sd.DGTClassifier(random_state=seed, **fast),
-        'DGT, init="cart"': sd.DGTClassifier(random_state=seed, init="cart", **fast),
-        "DGT, alpha_l1=1e-2": sd.DGTClassifier(random_state=seed, alpha_l1=1e-2, **fast),
-        "LatentTree": sd.LatentTreeClassifier(random_state=seed, **fast),
-        "NonGreedy": sd.NonGreedyObliqueTreeClassifier(random_state=seed, **fast),
-        "TEL": sd.TreeEnsembleLayerClassifier(random_state=seed, **fast),
-        "CPT": sd.ConvexPolytopeTreeClassifier(random_state=seed, **fast),
-        "CART": GridSearchCV(DecisionTreeClassifier(random_state=0),
-                             {"max_depth": range(2, 13)}, cv=3),
-        "RF": RandomForestClassifier(n_estimators=200, random_state=seed),
-        "HGB": HistGradientBoostingClassifier(random_state=seed),
-    }
+    variants = {"DGT": {}, 'DGT, init="cart"': {"init": "cart"},
+                "DGT, alpha_l1=1e-2": {"alpha_l1": 1e-2}}
+    out = {name: make_model("DGT", "classification", seed, 3, smoke, {"DGT": params})
+           for name, params in variants.items()}
+    for name in ("LatentTree", "NonGreedy", "TEL", "CPT", "CART", "RF", "HGB"):
+        out[name] = make_model(name, "classification", seed, 3, smoke)
     return out
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--smoke", action="store_true", help="one split of 1,500 rows, 3 epochs")
+    parser.add_argument("--smoke", action="store_true", help="one split of 1,500 rows, 4 epochs")
     parser.add_argument("--markdown", help="write the table between the markers of this file")
     args = parser.parse_args(argv)
     single_thread()
     env = environment_line()
-    from sklearn.model_selection import train_test_split
-
     X, y = thyroid_like(1500 if args.smoke else 7200)
     seeds = range(1 if args.smoke else args.seeds)
-    scores, train_scores, seconds = {}, {}, {}
-    for seed in seeds:
-        X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.3, random_state=seed,
-                                                  stratify=y)
-        for name, est in models(seed, args.smoke).items():
-            with Timer() as t:
-                est.fit(X_tr, y_tr)
-            scores.setdefault(name, []).append(100 * est.score(X_te, y_te))
-            train_scores.setdefault(name, []).append(100 * est.score(X_tr, y_tr))
-            seconds.setdefault(name, []).append(t.seconds)
-            print(f"seed {seed} {name}: {scores[name][-1]:.2f}%", flush=True)
-    rows = [[name, mean_std(scores[name]), f"{np.mean(train_scores[name]):.2f}",
-             f"{np.mean(seconds[name]):.2f}"] for name in scores]
-    command = "python benchmarks/bench_heavy_tails.py" + (" " + " ".join(sys.argv[1:])
-                                                          if argv is None else "")
+    res = fit_on_splits(X, y, seeds, lambda seed: models(seed, args.smoke))
+    rows = [[name, mean_std(r["test"]), f"{np.mean(r['train']):.2f}",
+             f"{np.mean(r['seconds']):.2f}"] for name, r in res.items()]
     counts = np.bincount(y) / y.size
-    text = "\n\n".join([
-        f"Environment: {env}",
-        f"Command: `{command.strip()}`",
+    publish("bench_heavy_tails.py", argv, env, [
         f"Thyroid-like table ({X.shape[0]} rows x {X.shape[1]} features, classes "
         f"{', '.join(f'{100 * c:.1f}%' for c in counts)}), {len(seeds)} seeded stratified "
         "70/30 split(s), test accuracy % (mean ± sd), mean training accuracy %, mean fit s.",
-        markdown_table(["model", "test %", "train %", "fit s"], rows),
-    ])
-    print(text)
-    if args.markdown:
-        from sklearn_difftrees._provenance import replace_marked_section
-
-        replace_marked_section(args.markdown, MARKER_KEY, text)
-        print(f"wrote the table into {args.markdown}")
+        markdown_table(["model", "test %", "train %", "fit s"], rows)], args.markdown, MARKER_KEY)
 
 
 if __name__ == "__main__":
