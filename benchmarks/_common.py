@@ -195,3 +195,15 @@ def publish(script, argv, env, parts, markdown=None, key=None):
         replace_marked_section(markdown, key, text)
         print(f"wrote the table into {markdown}")
     return text
+
+
+def table_args(doc, argv, smoke_help):
+    """Command line of a script that generates its table: ``--seeds``,
+    ``--smoke`` (CI-sized) and ``--markdown FILE`` (write between markers)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--smoke", action="store_true", help=smoke_help)
+    parser.add_argument("--markdown", help="write the table between the markers of this file")
+    return parser.parse_args(argv)

@@ -22,13 +22,12 @@ sd of the test accuracy (%) and the mean fit time.
     python benchmarks/bench_categorical.py --smoke   # CI-sized (< 60 s)
 """
 
-import argparse
 import itertools
 
 import numpy as np
 
 from _common import (environment_line, fit_on_splits, markdown_table, mean_std, publish,
-                     single_thread)
+                     single_thread, table_args)
 
 MARKER_KEY = "bench_categorical"
 LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
@@ -86,11 +85,7 @@ def models(seed, smoke):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--smoke", action="store_true", help="one split of MONK-2, 4 epochs")
-    parser.add_argument("--markdown", help="write the table between the markers of this file")
-    args = parser.parse_args(argv)
+    args = table_args(__doc__, argv, "one split of MONK-2, 4 epochs")
     single_thread()
     env = environment_line()
     sets = {"tic-tac-toe": tic_tac_toe(), **monks()}

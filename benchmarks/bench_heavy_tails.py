@@ -17,12 +17,10 @@ variants that were measured on it (``init="cart"``, ``alpha_l1=1e-2``).
     python benchmarks/bench_heavy_tails.py --smoke   # CI-sized (< 60 s)
 """
 
-import argparse
-
 import numpy as np
 
 from _common import (environment_line, fit_on_splits, markdown_table, mean_std, publish,
-                     single_thread)
+                     single_thread, table_args)
 
 MARKER_KEY = "bench_heavy_tails"
 
@@ -61,11 +59,7 @@ def models(seed, smoke):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--smoke", action="store_true", help="one split of 1,500 rows, 4 epochs")
-    parser.add_argument("--markdown", help="write the table between the markers of this file")
-    args = parser.parse_args(argv)
+    args = table_args(__doc__, argv, "one split of 1,500 rows, 4 epochs")
     single_thread()
     env = environment_line()
     X, y = thyroid_like(1500 if args.smoke else 7200)
