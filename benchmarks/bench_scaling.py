@@ -189,8 +189,11 @@ def rows_section(args):
         X, y = _synthetic(n + args.test_rows)
         X, X_te, y, y_te = X[:n], X[n:], y[:n], y[n:]
         for name in names:
+            model = families[name]()
+            if "device" in model.get_params():
+                model.set_params(device=args.device)
             with Timer() as t:
-                model = families[name]().fit(X, y)
+                model.fit(X, y)
             times[(name, n)] = t.seconds
             accs[(name, n)] = model.score(X_te, y_te)
             print(f"  rows {n}: {name} {t.seconds:.1f} s, test acc {accs[(name, n)]:.4f}",
@@ -212,8 +215,9 @@ def rows_section(args):
                 f"({args.sizes[-1] // args.sizes[0]}x the rows): {growth}.\n")
     else:
         note = ""
+    where = "" if args.device == "cpu" else f", torch-trained families on device={args.device!r}"
     return ("### Default fit time against rows (synthetic, 50 features, 3 classes, "
-            f"{args.test_rows:,} held-out rows)\n\n"
+            f"{args.test_rows:,} held-out rows{where})\n\n"
             + markdown_table(headers, table) + "\n\n" + note)
 
 
@@ -285,6 +289,9 @@ def main(argv=None):
     parser.add_argument("--ng-rows", type=int, default=10000)
     parser.add_argument("--tel-rows", type=int, default=4000)
     parser.add_argument("--sections", default="forest,rows,ratios")
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
+                        help="device of the torch-trained families in the rows section; "
+                        "its block is then marked bench_scaling_rows_cuda")
     parser.add_argument("--out", help="write the markdown report here")
     parser.add_argument("--markdown", help="replace the bench_scaling block of this file")
     add_data_dir_argument(parser)
@@ -322,7 +329,8 @@ def main(argv=None):
     write_out(args.out, text)
     if args.markdown:
         for section, block in texts.items():
-            replace_marked_section(args.markdown, f"bench_scaling_{section}", block)
+            suffix = "" if args.device == "cpu" else f"_{args.device}"
+            replace_marked_section(args.markdown, f"bench_scaling_{section}{suffix}", block)
     return 0
 
 
