@@ -138,3 +138,94 @@ def test_batched_trainer_keeps_every_members_start(keep_start):
         assert all(h.best_epoch == 0 for h in histories)
     else:
         assert (params["weight"] - torch.stack(starts)).abs().max() > 1e-3
+
+
+# -- init="auto": both starts trained, the greedy one kept on clear validation evidence --
+
+def _tree_arrays(est):
+    t = est.tree_
+    return t.weights, t.bias, t.value
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+@pytest.mark.parametrize("threshold, expected", [(-np.inf, "cart"), (np.inf, "random")])
+def test_auto_init_returns_exactly_the_chosen_starts_tree(monkeypatch, task, threshold,
+                                                          expected):
+    """Whichever start the statistic picks, the fitted tree is bit for bit the
+    one ``init=<that start>`` fits with the same seed (same validation rows,
+    batch order and schedule)."""
+    from sklearn_difftrees.dgt import _start
+
+    X, y = _data(task)
+    cls = DGTClassifier if task == "classification" else DGTRegressor
+    params = dict(max_depth=3, max_iter=8, random_state=0)
+    monkeypatch.setattr(_start, "AUTO_INIT_Z", threshold)
+    auto = cls(init="auto", **params).fit(X, y)
+    assert auto.init_ == expected
+    single = cls(init=expected, **params).fit(X, y)
+    assert single.init_ == expected
+    for a, b in zip(_tree_arrays(auto), _tree_arrays(single)):
+        np.testing.assert_array_equal(a, b)
+    assert auto.n_iter_ == single.n_iter_
+
+
+def test_auto_init_without_validation_rows_trains_the_random_start():
+    X, y = _data("classification")
+    params = dict(max_depth=3, max_iter=5, early_stopping=False, random_state=0)
+    auto = DGTClassifier(**params).fit(X, y)
+    assert auto.init_ == "random"
+    np.testing.assert_array_equal(auto.tree_.weights,
+                                  DGTClassifier(init="random", **params).fit(X, y).tree_.weights)
+
+
+def test_auto_init_keeps_the_greedy_start_on_axis_aligned_rules():
+    """Thresholds on a heavy-tailed feature (the pattern of
+    benchmarks/bench_heavy_tails.py): the greedy start's tree is clearly
+    better on the validation rows and is kept, over three seeds."""
+    rng = np.random.RandomState(0)
+    n = 3000
+    X = np.column_stack([np.exp(rng.normal(0, 1.5, n)), rng.normal(size=(n, 4))])
+    y = ((X[:, 0] > 4.0) & (X[:, 1] < 0.5)).astype(int) + (X[:, 0] > 20.0)
+    chosen = [DGTClassifier(max_depth=3, max_iter=30, random_state=s).fit(X, y).init_
+              for s in range(3)]
+    assert chosen.count("cart") >= 2, chosen
+
+
+def test_warm_start_continuation_keeps_init_():
+    X, y = _data("classification")
+    est = DGTClassifier(max_depth=3, max_iter=4, warm_start=True, random_state=0).fit(X, y)
+    first = est.init_
+    est.fit(X, y)
+    assert est.init_ == first
+
+
+def test_forest_members_have_one_start():
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    from sklearn_difftrees import DGTForestClassifier
+
+    X, y = _data("classification")
+    with pytest.raises(InvalidParameterError, match="init"):
+        DGTForestClassifier(init="auto", n_estimators=2).fit(X, y)
+    forest = DGTForestClassifier(n_estimators=2, max_depth=2, max_iter=3,
+                                 random_state=0).fit(X, y)
+    assert [m.init_ for m in forest.estimators_] == ["cart", "cart"]
+
+
+def test_paired_advantage_is_the_sign_test_for_zero_one_losses():
+    from sklearn_difftrees._core.selection import paired_advantage
+
+    rng = np.random.RandomState(0)
+    a, b = rng.rand(200) < 0.3, rng.rand(200) < 0.2  # errors of default / alternative
+    wins, losses = np.sum(a & ~b), np.sum(~a & b)
+    gain, z = paired_advantage(a.astype(float), b.astype(float))
+    assert gain == pytest.approx((wins - losses) / 200)
+    assert z == pytest.approx((wins - losses) / np.sqrt(wins + losses))
+    assert paired_advantage(a, a) == (0.0, 0.0)
+    # Integer weights count rows: weighting a row by 2 == repeating it.
+    w = rng.randint(1, 3, 200)
+    rep = np.repeat(np.arange(200), w)
+    gw, zw = paired_advantage(a.astype(float), b.astype(float), w)
+    gr, _ = paired_advantage(a[rep].astype(float), b[rep].astype(float))
+    assert gw == pytest.approx(gr)
+    assert np.sign(zw) == np.sign(gw)

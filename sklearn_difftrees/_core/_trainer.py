@@ -79,6 +79,17 @@ def _evaluate(module, loss_fn, score_fn, X, Y, w, chunk=1024):
     return loss, score
 
 
+@torch.no_grad()
+def row_losses(module, loss_fn, X, Y, chunk=1024):
+    """Per-row losses (float64 numpy) of ``module`` in eval mode on ``(X, Y)``,
+    in chunks as :func:`_evaluate`: what a paired comparison of two trained
+    modules on the same validation rows needs."""
+    module.eval()
+    outputs = torch.cat([module(X[i : i + chunk]) for i in range(0, X.shape[0], chunk)])
+    module.train()
+    return loss_fn(outputs, Y).double().cpu().numpy()
+
+
 def uninformed_loss(loss_fn, outputs, Y, w):
     """Loss of an all-zero output of ``outputs``' shape: uniform logits, the
     mean of a standardized target. The divergence reference of a start that

@@ -186,12 +186,9 @@ class BaseGradientModel(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
 
     @abstractmethod
     def _freeze(self, module, X, Y, sample_weight, keep):
-        """Store the trained ``module`` as torch-free fitted attributes.
-
-        ``X`` is the validated raw training input, ``Y`` the encoded target,
-        ``sample_weight`` the weights and ``keep`` the indices of the rows of
-        nonzero weight (the rows used for training and validation).
-        """
+        """Store the trained ``module`` as torch-free fitted attributes: ``X``
+        the validated raw input, ``Y`` the encoded target, ``keep`` the indices
+        of the rows of nonzero ``sample_weight`` (training and validation)."""
 
     def _penalty(self, module):
         """Regularization added to every batch loss (``None``: none)."""
@@ -214,11 +211,17 @@ class BaseGradientModel(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         """
         return False
 
+    def _train(self, plan):
+        """Train ``plan.module`` with the shared loop; return its history. A
+        family may train other starts too and put the one to keep in
+        ``plan.module`` (what :meth:`_fit_complete` freezes)."""
+        from ._trainer import train
+
+        return train(plan.module, self._loss_fn, plan.train_data, **plan.train_kwargs)
+
     def _discard_warm_start_state(self):
-        """Drop the trained module's weights, kept only for ``warm_start``:
-        ``fit`` calls this unless ``warm_start=True``, so that a fitted model
-        pickles only what prediction needs (a DGT's hidden layers would
-        otherwise dominate the pickle)."""
+        """Drop the trained module's weights (kept only for ``warm_start``), so
+        that a fitted model pickles only what prediction needs."""
         self.__dict__.pop("_module_state", None)
         return self
 
@@ -243,10 +246,7 @@ class BaseGradientModel(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
             Fitted estimator.
         """
         plan = self._fit_setup(X, y, sample_weight)
-        from ._trainer import train
-
-        history = train(plan.module, self._loss_fn, plan.train_data, **plan.train_kwargs)
-        return self._fit_complete(plan, history)
+        return self._fit_complete(plan, self._train(plan))
 
     def _fit_setup(self, X, y, sample_weight):
         """Everything of ``fit`` before the training loop, as a :class:`_FitPlan`.

@@ -88,6 +88,7 @@ def _fit_chunk(members, X, y, weights, single_thread, on_member_done=None):
         # Members share the forest's classes (or outputs), so one batched model.
         histories = fit_batched(members, plans, on_member_done=on_member_done)
         for member, plan, history in zip(members, plans, histories):
+            member.init_ = member.init  # "cart" or "random": one start per member
             member._fit_complete(plan, history)
             member._discard_warm_start_state()
     finally:

@@ -10,6 +10,7 @@ from .._core.categorical import (CATEGORICAL_ATTR_DOC, CATEGORICAL_CONSTRAINT,
                                  CATEGORICAL_PARAM_DOC)
 from .._core.onnx_graph import hard_tree_outputs
 from .._core.batching import batch_size_doc
+from ._start import CART_ROW_NORM
 
 __all__ = ["DGTClassifier", "DGTRegressor", "auto_depth"]
 
@@ -21,12 +22,6 @@ _TABLE12_WIDTH = [240, 600, 1008, 1530, 2046]
 #: class whatever the width, and beyond this the CPU cost of an epoch grows
 #: quadratically for no measured accuracy gain (see docs/benchmarks.md).
 AUTO_WIDTH_CAP = 256
-#: Norm of every embedded CART row ``[w, b]`` of the greedy start
-#: (``init="cart"``; :func:`~sklearn_difftrees._core.greedy.cart_to_complete`).
-#: Node scores ``a = c (z_f - t)`` with ``c <= 1``: the rows within about one
-#: standard deviation of a threshold fall inside the straight-through window
-#: ``|a| <= 1`` and carry gradient.
-CART_ROW_NORM = 1.0
 #: Deepest tree ``max_depth="auto"`` chooses. An epoch costs about twice as
 #: much per level, and the classifier's former fixed depth was 6: the cap
 #: keeps the default fit within about twice its former time.
@@ -88,7 +83,7 @@ class _BaseDGT(BaseGradientTree):
         "alpha_l1": [Interval(Real, 0, None, closed="left")],
         "alpha_l2": [Interval(Real, 0, None, closed="left")],
         "refit_leaves": ["boolean"],
-        "init": [StrOptions({"cart", "random"})],
+        "init": [StrOptions({"auto", "cart", "random"})],
         "greedy_floor": ["boolean"],
     }
 
@@ -101,7 +96,7 @@ class _BaseDGT(BaseGradientTree):
         alpha_l1=0.0,
         alpha_l2=0.0,
         refit_leaves=True,
-        init="random",
+        init="auto",
         max_iter=200,
         batch_size="auto",
         learning_rate=1e-2,
@@ -179,46 +174,20 @@ class _BaseDGT(BaseGradientTree):
                          owner=getattr(self, "_owner_name", type(self).__name__))
 
     def _init_module(self, module, Z, Y, w, seed):
-        """Greedy start (``init="cart"``): the CART grown on the training rows.
-
-        A CART of depth ``max_depth_`` (entropy / squared error) is embedded
-        into the complete tree (axis-aligned rows of norm
-        :data:`CART_ROW_NORM`; shallower CART leaves become pass-through
-        nodes whose rows are zero); with ``n_layers > 1`` the last layer is
-        solved so that the product of the layers is that embedding. Every
-        reached leaf starts at the closed-form minimizer of the training loss
-        of its rows (as ``refit_leaves``), so the module starts as the CART it
-        came from, and that start is kept as an early-stopping candidate.
-        """
-        if self.init == "random":
+        """Greedy start of ``init="cart"`` (:func:`~._start.cart_start`), kept as
+        the early-stopping candidate of epoch 0; ``"auto"`` trains it as a
+        second start in :meth:`_train`."""
+        if self.init != "cart":
             return False
-        import torch
-        from sklearn.base import is_classifier
+        from ._start import cart_start
 
-        from .._core.greedy import cart_to_complete, fit_cart
-        from ._module import hard_leaf
-
-        cart = fit_cart(Z, Y, w, depth=self.max_depth_, classification=is_classifier(self),
-                        seed=seed)
-        W, b, _ = cart_to_complete(cart, self.max_depth_, Z.shape[1], CART_ROW_NORM)
-        layers = module.layers
-        with torch.no_grad():
-            last = layers[-1]
-            if len(layers) > 1:  # W = W_L H, b = W_L b_H + b_L with H = W_(L-1)...W_1
-                H = layers[0].weight.double()
-                bH = layers[0].bias.double()
-                for layer in layers[1:-1]:
-                    H = layer.weight.double() @ H
-                    bH = layer.weight.double() @ bH + layer.bias.double()
-                WL = torch.as_tensor(W) @ torch.linalg.pinv(H)
-                b = torch.as_tensor(b) - WL @ bH
-                W = WL
-            last.weight.copy_(torch.as_tensor(W))
-            last.bias.copy_(torch.as_tensor(b))
-            leaf = hard_leaf(module.node_scores(torch.as_tensor(Z)), self.max_depth_).numpy()
-            theta = self._refit_leaf_params(leaf, Y, w, module.leaf.double().numpy())
-            module.leaf.copy_(torch.as_tensor(theta))
+        cart_start(self, module, Z, Y, w, seed)
         return True
+
+    def _train(self, plan):
+        from ._start import train_starts
+
+        return train_starts(self, plan, warm=self.warm_start and hasattr(self, "_module_state"))
 
     def _penalty(self, module):
         if not (self.alpha_l1 or self.alpha_l2):
@@ -272,6 +241,16 @@ _FOREST_DOC_MAX_DEPTH = """    max_depth : int or "auto", default="auto" (classi
         training rows; the choice is ``max_depth_``. Regression keeps a fixed
         default of 8, as the single tree does.
 """
+#: The ``"auto"`` part of the ``init`` entry (the forests, whose members have
+#: one start each, drop it).
+_INIT_AUTO_DOC = """        ``"auto"``: train from both starts, with the same validation rows
+        (about twice the fit time), and keep the tree trained from the
+        greedy start only when its per-row validation losses are clearly
+        lower (a paired statistic above 2), else the random start's; without
+        ``early_stopping``, the random start alone. ``init_`` records which
+        (see the user guide, "Two starts").
+"""
+
 _DOC_TREE_PARAMS = """    n_layers : int, default=1
         Number ``L`` of linear layers of the over-parameterization
         ``W_L ... W_1`` (``L - 1`` hidden layers); ``1`` trains the node
@@ -297,16 +276,16 @@ _DOC_TREE_PARAMS = """    n_layers : int, default=1
         benchmark sets (docs/benchmarks.md), the refit lowers regression error
         markedly but slightly lowers classification accuracy, hence the
         different defaults.
-    init : {"random", "cart"}, default="random"
-        Start of training. ``"cart"``: the greedy tree, a CART of depth
-        ``max_depth_`` grown on the training rows (validation rows excluded)
-        and embedded into the complete tree, its leaves set to the training
-        loss's minimizer for their rows. With ``early_stopping`` this start
-        is the candidate of epoch 0, so the kept weights' validation loss is
-        never above that CART's (see the user guide, "Greedy start").
-        ``"random"``: random node weights, zero biases and small random leaves
-        (the paper's start).
-    max_iter : int, default=200
+    init : {"auto", "random", "cart"}, default="auto"
+        Start of training. ``"random"``: random node weights, zero biases and
+        small random leaves (the paper's start). ``"cart"``: the greedy tree,
+        a CART of depth ``max_depth_`` grown on the training rows (validation
+        rows excluded) and embedded into the complete tree, its leaves set to
+        the training loss's minimizer for their rows. With ``early_stopping``
+        this start is the candidate of epoch 0, so the kept weights'
+        validation loss is never above that CART's (see the user guide,
+        "Greedy start").
+""" + _INIT_AUTO_DOC + """    max_iter : int, default=200
         Maximum number of epochs.
 """ + batch_size_doc(128) + """    learning_rate : float, default=1e-2
         Initial learning rate.
@@ -402,6 +381,9 @@ _DOC_ATTRS = """
         Device the model was trained on.
     greedy_fallback_ : bool
         Whether ``greedy_floor`` replaced the trained tree by a CART.
+    init_ : {{"random", "cart"}}
+        The start the returned tree was trained from (``init="auto"``
+        chooses one of the two).
     max_depth_ : int
         Depth of the trained tree: ``max_depth``, or the depth ``"auto"``
         chose.
@@ -485,7 +467,7 @@ class DGTClassifier(TreeClassifierMixin, _BaseDGT):
         alpha_l1=0.0,
         alpha_l2=0.0,
         refit_leaves=False,
-        init="random",
+        init="auto",
         max_iter=200,
         batch_size="auto",
         learning_rate=1e-2,

@@ -66,6 +66,8 @@ class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         "categorical_features": CATEGORICAL_CONSTRAINT,
         **{k: v for k, v in _BaseDGT._parameter_constraints.items()
            if k not in ("warm_start", "greedy_floor")},
+        # One start per member (init="auto" trains two single trees).
+        "init": [StrOptions({"cart", "random"})],
         # One depth for every member: the batched trainer stacks their modules.
         "max_depth": [Interval(Integral, 1, 12, closed="both"), StrOptions({"auto"})],
         "n_estimators": [Interval(Integral, 1, None, closed="left")],

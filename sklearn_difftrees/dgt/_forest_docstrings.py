@@ -2,15 +2,16 @@
 references), formatted per task in ``_forest``."""
 
 from .._core.categorical import CATEGORICAL_ATTR_DOC, CATEGORICAL_PARAM_DOC
-from ._classes import _DOC_TREE_PARAMS, _FOREST_DOC_MAX_DEPTH
+from ._classes import _DOC_TREE_PARAMS, _FOREST_DOC_MAX_DEPTH, _INIT_AUTO_DOC
 
 # The forests keep a patience of 20 epochs where a single tree waits 50: the
 # longer patience cost 2x the time for no measured gain (pima -1.5 points,
 # vehicle +1.0); their members start from their own bootstrap CART (init="cart")
-# where a single tree starts at random (docs/dgt.md, "Forest defaults").
+# where a single tree trains from two starts (docs/dgt.md, "Forest defaults").
 _FOREST_DOC_TREE_PARAMS = _FOREST_DOC_MAX_DEPTH + _DOC_TREE_PARAMS.replace(
     "n_iter_no_change : int, default=50", "n_iter_no_change : int, default=20").replace(
-    'init : {"random", "cart"}, default="random"', 'init : {"random", "cart"}, default="cart"')
+    'init : {"auto", "random", "cart"}, default="auto"',
+    'init : {"random", "cart"}, default="cart"').replace(_INIT_AUTO_DOC, "")
 
 __all__ = ["_DOC_FOREST_ATTRS", "_MEMBER_PARAMS_NOTE", "_REFERENCES", "_forest_params_doc"]
 

@@ -22,6 +22,7 @@ import numpy as np
 from sklearn.base import is_classifier
 
 from .._core.batching import resolve_batching
+from .._core.selection import paired_advantage
 from .._core.greedy import (
     FLOOR_DEPTH,
     cart_splits,
@@ -90,8 +91,9 @@ class _GreedyFloorMixin:
         set on the training rows ``tr`` only and scored row by row on the validation
         rows ``va`` (the per-row losses of the depth choice, leaves from
         ``tr``). Another candidate replaces the default only
-        when its mean advantage ``d`` exceeds :data:`SELECTION_Z` times
-        ``sqrt(mean(d_i**2) / n)`` (for 0 / 1 errors, the sign test's
+        when the statistic ``z`` of the core's
+        :func:`~sklearn_difftrees._core.selection.paired_advantage` exceeds
+        :data:`SELECTION_Z` (for 0 / 1 errors, the sign test's
         ``(wins - losses) / sqrt(wins + losses)``), so that where the
         validation part is small and the trees are within noise, the
         default stays; of several, the one with the largest advantage wins.
@@ -109,15 +111,10 @@ class _GreedyFloorMixin:
             losses[kind, threshold] = self._leaf_losses(np.unique(ntr), ntr, nva,
                                                         Y[tr], w[tr], Y[va])
         default = next(iter(candidates))
-        wv = w[va]
-        W = wv.sum()
-        n_eff = W**2 / float((wv**2).sum())
         best, best_gain = default, 0.0
         for key in list(candidates)[1:]:
-            d = losses[default] - losses[key]  # > 0 where the candidate does better
-            gain = float((wv * d).sum() / W)
-            if gain > SELECTION_Z * math.sqrt(float((wv * d**2).sum() / W) / n_eff) \
-                    and gain > best_gain:
+            gain, z = paired_advantage(losses[default], losses[key], w[va])
+            if z > SELECTION_Z and gain > best_gain:
                 best, best_gain = key, gain
         self.refined_, self.threshold_ = best[0] == "refined", best[1]
         return candidates[best]
