@@ -98,7 +98,8 @@ def test_verbose_levels_of_every_family(case, data, tqdm_mode, capsys):
 
 def test_epoch_lines_carry_the_validation_score(data, capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "tqdm", None)
-    est = DGTClassifier(max_depth=2, max_iter=4, hidden_width=8, random_state=0)
+    est = DGTClassifier(max_depth=2, max_iter=4, hidden_width=8, init="random",
+                        random_state=0)
     out = _fit(est, data, 2, capsys).out
     epochs = [line for line in out.splitlines() if "] epoch " in line]
     assert len(epochs) == est.n_iter_
@@ -156,3 +157,12 @@ def test_format_seconds():
     assert format_seconds(42) == "42s"
     assert format_seconds(187) == "3m07s"
     assert format_seconds(3720) == "1h02m"
+
+
+def test_auto_init_shows_both_runs_and_the_choice(data, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "tqdm", None)
+    est = DGTClassifier(max_depth=2, max_iter=4, n_iter_no_change=10, hidden_width=8,
+                        random_state=0)
+    out = _fit(est, data, 2, capsys).out
+    assert len([line for line in out.splitlines() if "] epoch 1/4" in line]) == 2
+    assert f"kept the {est.init_} start (paired statistic" in out.splitlines()[-1]

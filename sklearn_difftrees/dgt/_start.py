@@ -102,7 +102,7 @@ def train_starts(est, plan, warm):
     _, z = paired_advantage(row_losses(plan.module, est._loss_fn, Xv, Yv),
                             row_losses(module, est._loss_fn, Xv, Yv), wv.cpu().numpy())
     est.init_ = "cart" if z > AUTO_INIT_Z else "random"
-    if est.verbose:
+    if est.verbose >= 2:  # with the per-epoch lines
         print(f"{type(est).__name__}: init='auto' kept the {est.init_} start "
               f"(paired statistic {z:.2f}, threshold {AUTO_INIT_Z})")
     if est.init_ == "cart":
