@@ -229,3 +229,20 @@ def test_paired_advantage_is_the_sign_test_for_zero_one_losses():
     gr, _ = paired_advantage(a[rep].astype(float), b[rep].astype(float))
     assert gw == pytest.approx(gr)
     assert np.sign(zw) == np.sign(gw)
+
+
+def test_cart_start_grows_on_a_subsample_of_large_data(monkeypatch, rows_seen):
+    """Under batch_size="auto" the greedy start's CART grows on at most
+    MAX_EPOCH_ROWS rows (a depth-8 CART on 900,000 rows took most of a minute);
+    an int batch_size grows it on every training row."""
+    from sklearn_difftrees._core import batching, greedy
+
+    monkeypatch.setattr(batching, "MAX_EPOCH_ROWS", 150)
+    X, y = _data("classification")
+    seen = rows_seen(greedy, "fit_cart")
+    DGTClassifier(max_depth=3, max_iter=2, init="cart", random_state=0).fit(X, y)
+    assert seen[0] == 150  # the start (the greedy floor's CARTs follow)
+    seen.clear()
+    DGTClassifier(max_depth=3, max_iter=2, init="cart", batch_size=64,
+                  random_state=0).fit(X, y)
+    assert seen[0] == 360  # 400 rows less the 10% validation part

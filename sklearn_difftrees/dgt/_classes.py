@@ -244,7 +244,7 @@ _FOREST_DOC_MAX_DEPTH = """    max_depth : int or "auto", default="auto" (classi
 #: The ``"auto"`` part of the ``init`` entry (the forests, whose members have
 #: one start each, drop it).
 _INIT_AUTO_DOC = """        ``"auto"``: train from both starts, with the same validation rows
-        (about twice the fit time), and keep the tree trained from the
+        (about 1.6 times the fit time), and keep the tree trained from the
         greedy start only when its per-row validation losses are clearly
         lower (a paired statistic above 2), else the random start's; without
         ``early_stopping``, the random start alone. ``init_`` records which
