@@ -147,22 +147,33 @@ def _tree_arrays(est):
     return t.weights, t.bias, t.value
 
 
+@pytest.mark.parametrize("weights", ["none", "sample_weight", "class_weight"])
 @pytest.mark.parametrize("task", ["classification", "regression"])
 @pytest.mark.parametrize("threshold, expected", [(-np.inf, "cart"), (np.inf, "random")])
 def test_auto_init_returns_exactly_the_chosen_starts_tree(monkeypatch, task, threshold,
-                                                          expected):
+                                                          expected, weights):
     """Whichever start the statistic picks, the fitted tree is bit for bit the
     one ``init=<that start>`` fits with the same seed (same validation rows,
-    batch order and schedule)."""
+    batch order and schedule; the greedy start grown on the same float64
+    weights, zeros and class weights included)."""
     from sklearn_difftrees.dgt import _start
 
     X, y = _data(task)
     cls = DGTClassifier if task == "classification" else DGTRegressor
     params = dict(max_depth=3, max_iter=8, random_state=0)
+    fit_params = {}
+    if weights == "sample_weight":
+        w = np.random.RandomState(1).choice([0.0, 1.0, 2.0, 3.5], size=len(y))
+        fit_params = dict(sample_weight=w)
+    elif weights == "class_weight":
+        if task == "regression":
+            pytest.skip("class_weight is a classifier parameter")
+        params["class_weight"] = "balanced"
+        y = np.where(np.arange(len(y)) % 5 == 0, 2, y)  # unbalanced classes
     monkeypatch.setattr(_start, "AUTO_INIT_Z", threshold)
-    auto = cls(init="auto", **params).fit(X, y)
+    auto = cls(init="auto", **params).fit(X, y, **fit_params)
     assert auto.init_ == expected
-    single = cls(init=expected, **params).fit(X, y)
+    single = cls(init=expected, **params).fit(X, y, **fit_params)
     assert single.init_ == expected
     for a, b in zip(_tree_arrays(auto), _tree_arrays(single)):
         np.testing.assert_array_equal(a, b)
@@ -246,3 +257,58 @@ def test_cart_start_grows_on_a_subsample_of_large_data(monkeypatch, rows_seen):
     DGTClassifier(max_depth=3, max_iter=2, init="cart", batch_size=64,
                   random_state=0).fit(X, y)
     assert seen[0] == 360  # 400 rows less the 10% validation part
+
+
+def test_auto_init_shows_only_the_kept_runs_warnings(monkeypatch):
+    """Each run may warn that it reached max_iter; the user sees the warnings of
+    the run whose tree is returned, as a fit with that start alone."""
+    from sklearn_difftrees.dgt import _start
+
+    X, y = _data("classification")
+    for threshold in (-np.inf, np.inf):
+        monkeypatch.setattr(_start, "AUTO_INIT_Z", threshold)
+        counts = []
+        for init in ("auto", "cart" if threshold < 0 else "random"):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                DGTClassifier(max_depth=3, max_iter=3, init=init, random_state=0).fit(X, y)
+            counts.append(sum(issubclass(c.category, ConvergenceWarning) for c in caught))
+        assert counts[0] == counts[1] == 1
+
+
+@pytest.mark.parametrize("fail", [[1], [2], [1, 2]])
+def test_auto_init_survives_one_diverged_run(monkeypatch, fail):
+    """A run that diverges (FloatingPointError) leaves the other start's tree;
+    when both diverge, the error is raised."""
+    from sklearn_difftrees._core import _trainer
+
+    real, calls = _trainer.train, []
+
+    def train(*args, **kwargs):
+        calls.append(1)
+        if len(calls) in fail:
+            raise FloatingPointError("diverged")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_trainer, "train", train)
+    X, y = _data("classification")
+    est = DGTClassifier(max_depth=3, max_iter=4, random_state=0)
+    if len(fail) == 2:
+        with pytest.raises(FloatingPointError):
+            est.fit(X, y)
+        return
+    est.fit(X, y)
+    assert est.init_ == ("cart" if fail == [1] else "random")
+    assert est.predict(X).shape == (len(y),)
+
+
+def test_auto_init_skips_the_greedy_run_on_too_few_validation_rows(monkeypatch):
+    """With n validation rows the statistic is at most sqrt(n): at n <= 4 the
+    greedy start could never be kept, so it is not trained."""
+    from sklearn_difftrees.dgt import _start
+
+    called = []
+    monkeypatch.setattr(_start, "cart_start", lambda *a, **k: called.append(1))
+    X, y = make_classification(30, 4, n_informative=3, n_redundant=0, random_state=0)
+    est = DGTClassifier(max_depth=2, max_iter=3, random_state=0).fit(X, y)
+    assert est.init_ == "random" and not called

@@ -84,9 +84,10 @@ def row_losses(module, loss_fn, X, Y, chunk=1024):
     """Per-row losses (float64 numpy) of ``module`` in eval mode on ``(X, Y)``,
     in chunks as :func:`_evaluate`: what a paired comparison of two trained
     modules on the same validation rows needs."""
+    training = module.training
     module.eval()
     outputs = torch.cat([module(X[i : i + chunk]) for i in range(0, X.shape[0], chunk)])
-    module.train()
+    module.train(training)
     return loss_fn(outputs, Y).double().cpu().numpy()
 
 

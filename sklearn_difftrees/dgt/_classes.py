@@ -175,8 +175,10 @@ class _BaseDGT(BaseGradientTree):
 
     def _init_module(self, module, Z, Y, w, seed):
         """Greedy start of ``init="cart"`` (:func:`~._start.cart_start`), kept as
-        the early-stopping candidate of epoch 0; ``"auto"`` trains it as a
-        second start in :meth:`_train`."""
+        the early-stopping candidate of epoch 0; ``"auto"`` keeps the rows for
+        :meth:`_train`, which trains it as a second start."""
+        if self.init == "auto":
+            self._greedy_rows = (Z, Y, w)
         if self.init != "cart":
             return False
         from ._start import cart_start
@@ -187,7 +189,9 @@ class _BaseDGT(BaseGradientTree):
     def _train(self, plan):
         from ._start import train_starts
 
-        return train_starts(self, plan, warm=self.warm_start and hasattr(self, "_module_state"))
+        rows = self.__dict__.pop("_greedy_rows", None)
+        return train_starts(self, plan, warm=self.warm_start and hasattr(self, "_module_state"),
+                            greedy_rows=rows)
 
     def _penalty(self, module):
         if not (self.alpha_l1 or self.alpha_l2):
@@ -280,7 +284,8 @@ _DOC_TREE_PARAMS = """    n_layers : int, default=1
         Start of training. ``"random"``: random node weights, zero biases and
         small random leaves (the paper's start). ``"cart"``: the greedy tree,
         a CART of depth ``max_depth_`` grown on the training rows (validation
-        rows excluded) and embedded into the complete tree, its leaves set to
+        rows excluded; at most 131,072 of them, a seeded subsample, under
+        ``batch_size="auto"``) and embedded into the complete tree, its leaves set to
         the training loss's minimizer for their rows. With ``early_stopping``
         this start is the candidate of epoch 0, so the kept weights'
         validation loss is never above that CART's (see the user guide,

@@ -13,7 +13,8 @@ advantage is clearly above noise: the core's paired statistic
 whose trees generalize better there (docs/dgt.md, "Two starts").
 """
 
-import numpy as np
+import math
+import warnings
 
 __all__ = ["AUTO_INIT_Z", "CART_ROW_NORM", "cart_start", "train_starts"]
 
@@ -76,42 +77,68 @@ def cart_start(est, module, Z, Y, w, seed):
         module.leaf.copy_(torch.as_tensor(theta))
 
 
-def train_starts(est, plan, warm):
+def _recorded(run):
+    """``(history, warnings, error)`` of ``run()``: its warnings recorded (so
+    that only the kept run's reach the user) and a divergence caught."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            return run(), caught, None
+        except FloatingPointError as exc:
+            return None, caught, exc
+
+
+def train_starts(est, plan, warm, greedy_rows=None):
     """Train ``plan`` as ``est.init`` asks; set ``est.init_``; return the history.
 
     ``"random"`` / ``"cart"`` (and a ``warm_start`` continuation, which keeps
     the ``init_`` of the fit it continues) train ``plan.module`` once. Under
     ``"auto"`` the random start (``plan.module``) is trained, then a module
-    built with the same seed and set to the greedy start (kept as the
-    early-stopping candidate of epoch 0, as for ``"cart"``); the latter
+    built with the same seed and set to the greedy start grown on
+    ``greedy_rows`` (the training rows ``(Z, Y, w)`` that ``init="cart"``
+    grows it on), kept as the early-stopping candidate of epoch 0; the latter
     replaces ``plan.module`` when the paired statistic of its validation
-    losses exceeds :data:`AUTO_INIT_Z`. Without validation rows
-    (``early_stopping=False``) there is nothing to choose on: the random
-    start is trained alone.
+    losses exceeds :data:`AUTO_INIT_Z`. Only the kept run's warnings are
+    shown; a run that diverges leaves the other (both: its error is raised).
+    The random start is trained alone without validation rows
+    (``early_stopping=False``) and when they are too few for the statistic
+    to reach the threshold (``z <= sqrt(n)``: ``n <= AUTO_INIT_Z**2``).
     """
     from .._core._trainer import row_losses, seeded, train
     from .._core.selection import paired_advantage
 
     kw = plan.train_kwargs
-    history = train(plan.module, est._loss_fn, plan.train_data, **kw)
-    if warm:
+    val = kw["validation_data"]
+    wv = None if val is None else val[2].double().cpu().numpy()
+    if (warm or est.init != "auto" or val is None
+            or (AUTO_INIT_Z > 0 and wv.sum() ** 2 <= AUTO_INIT_Z**2 * (wv**2).sum())):
+        history = train(plan.module, est._loss_fn, plan.train_data, **kw)
+        if not warm:
+            est.init_ = "cart" if est.init == "cart" else "random"
         return history
-    if est.init != "auto" or kw["validation_data"] is None:
-        est.init_ = "cart" if est.init == "cart" else "random"
-        return history
-    Z, Y, w = (t.cpu().numpy() for t in plan.train_data)
+    random = _recorded(lambda: train(plan.module, est._loss_fn, plan.train_data, **kw))
+    Z, Y, w = greedy_rows
     with seeded(kw["seed"]):
         module = est._build_module(Z.shape[1], plan.module.leaf.shape[1])
-    cart_start(est, module, Z, Y, np.asarray(w, dtype=np.float64), kw["seed"])
+    cart_start(est, module, Z, Y, w, kw["seed"])
     module.to(plan.device)
-    greedy = train(module, est._loss_fn, plan.train_data, **{**kw, "keep_start": True})
-    Xv, Yv, wv = kw["validation_data"]
-    _, z = paired_advantage(row_losses(plan.module, est._loss_fn, Xv, Yv),
-                            row_losses(module, est._loss_fn, Xv, Yv), wv.cpu().numpy())
+    greedy = _recorded(lambda: train(module, est._loss_fn, plan.train_data,
+                                     **{**kw, "keep_start": True}))
+    if random[2] is not None or greedy[2] is not None:
+        if random[2] is not None and greedy[2] is not None:
+            raise random[2]
+        z = math.inf if random[2] is not None else -math.inf
+    else:
+        _, z = paired_advantage(row_losses(plan.module, est._loss_fn, val[0], val[1]),
+                                row_losses(module, est._loss_fn, val[0], val[1]), wv)
     est.init_ = "cart" if z > AUTO_INIT_Z else "random"
+    history, caught, _ = greedy if est.init_ == "cart" else random
+    for record in caught:
+        warnings.warn_explicit(record.message, record.category, record.filename,
+                               record.lineno)
     if est.verbose >= 2:  # with the per-epoch lines
         print(f"{type(est).__name__}: init='auto' kept the {est.init_} start "
               f"(paired statistic {z:.2f}, threshold {AUTO_INIT_Z})")
     if est.init_ == "cart":
-        plan.module, history = module, greedy
+        plan.module = module
     return history
