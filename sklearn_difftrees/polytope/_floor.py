@@ -110,14 +110,28 @@ class _GreedyFloorMixin:
             ntr, nva = tree.apply(X[tr]), tree.apply(X[va])
             losses[kind, threshold] = self._leaf_losses(np.unique(ntr), ntr, nva,
                                                         Y[tr], w[tr], Y[va])
+        # The CART of the same depth (axis-aligned thresholds: where the
+        # classes follow a few of them, the greedy tree generalizes better).
+        cart = dict(depth=depth, classification=is_classifier(self), seed=0,
+                    **self._leaf_limits())
+        ntr, nva = (fit_cart(Z[tr], Y[tr], w[tr], **cart).apply(Z[rows]) for rows in (tr, va))
+        losses["cart", self.threshold] = self._leaf_losses(np.unique(ntr), ntr, nva,
+                                                           Y[tr], w[tr], Y[va])
         default = next(iter(candidates))
         best, best_gain = default, 0.0
-        for key in list(candidates)[1:]:
+        for key in list(losses)[1:]:
             gain, z = paired_advantage(losses[default], losses[key], w[va])
             if z > SELECTION_Z and gain > best_gain:
                 best, best_gain = key, gain
         self.refined_, self.threshold_ = best[0] == "refined", best[1]
-        return candidates[best]
+        if best[0] == "cart":  # grown on every fit row, frozen as it is
+            return cart_params(fit_cart(Z, Y, w, **cart), Z.shape[1]), False
+        return candidates[best], True
+
+    def _leaf_limits(self):
+        return dict(min_samples_split=self.min_samples_split,
+                    min_samples_leaf=self.min_samples_leaf,
+                    min_weight_fraction_leaf=self.min_weight_fraction_leaf)
 
     def _greedy_floor(self, tree, grown, build, Z, X, Y, w, seed):
         """The tree to return and ``greedy_fallback_``.
@@ -133,9 +147,7 @@ class _GreedyFloorMixin:
         """
         classification = is_classifier(self)
         depth = self._floor_depth()
-        leaf_limits = dict(min_samples_split=self.min_samples_split,
-                           min_samples_leaf=self.min_samples_leaf,
-                           min_weight_fraction_leaf=self.min_weight_fraction_leaf)
+        leaf_limits = self._leaf_limits()
         # Grown on one epoch's worth of rows (all of them unless
         # batch_size="auto" caps the epochs of a large table), scored on all.
         grow = row_subsample(Z.shape[0], resolve_batching(
