@@ -256,3 +256,38 @@ def test_validation_returns_the_trained_thresholds_over_a_worse_refit(monkeypatc
     est = ConvexPolytopeTreeClassifier(**params).fit(X, y)
     assert est.threshold_ == 0.5 and est.refined_ is True
     np.testing.assert_array_equal(est.predict_proba(X), trained.predict_proba(X))
+
+
+def _heavy_tailed_rules(n=3000, seed=0):
+    """Classes from axis-aligned thresholds on a heavy-tailed level and a
+    second feature (the pattern of benchmarks/bench_heavy_tails.py)."""
+    rng = np.random.RandomState(seed)
+    X = np.column_stack([np.exp(rng.normal(0, 1.5, n)), rng.normal(size=(n, 5))])
+    y = ((X[:, 0] > 4.0) & (X[:, 1] < 0.5)).astype(int) + (X[:, 0] > 20.0)
+    return X, y
+
+
+def test_validation_choice_can_return_the_cart_of_the_depth(monkeypatch):
+    """When the validation rows clearly prefer the CART of the tree's depth, it
+    is returned: regrown on every fit row, frozen as it is (one facet per split
+    node, routing and leaves as scikit-learn's CART of the same rows)."""
+    from sklearn_difftrees.polytope import _floor
+
+    X, y = _heavy_tailed_rules()
+    est = ConvexPolytopeTreeClassifier(max_depth=3, max_iter=3, random_state=0)
+    chosen = []
+    real = _floor.paired_advantage
+
+    def only_cart(default, other, w):  # every alternative loses, the CART (last) wins
+        chosen.append(other)
+        return (1.0, np.inf) if len(chosen) == 3 else real(default, other, w)
+
+    monkeypatch.setattr(_floor, "paired_advantage", only_cart)
+    monkeypatch.setattr(_floor, "SELECTION_Z", 1e300)  # nothing else can pass
+    est.fit(X, y)
+    assert not est.refined_ and est.threshold_ == est.threshold
+    assert est.n_facets_.max() == 1
+    assert est.greedy_fallback_ is False
+    acc = est.score(X, y)
+    assert acc > 0.97  # the CART's fit of the rules
+

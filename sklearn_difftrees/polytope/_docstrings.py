@@ -94,11 +94,11 @@ _DOC_PARAMS = """
         the best epoch's weights. The validation rows then also choose the
         returned tree (``refined_``, ``threshold_``): the refined splits with
         ``threshold``, unless the refined splits with their trained
-        thresholds (``q = 1/2``, when ``threshold="refit"``) or the greedily
-        grown tree score clearly better there (by three standard errors of
-        the per-row differences), each frozen on the training part for the
-        comparison. The thresholds and leaves are then set on all training
-        rows.
+        thresholds (``q = 1/2``, when ``threshold="refit"``), the greedily
+        grown tree or the CART of the same depth score clearly better there
+        (by three standard errors of the per-row differences), each frozen
+        on the training part for the comparison. The thresholds and leaves
+        are then set on all training rows (a chosen CART is regrown on them).
     validation_fraction : float, default=0.2
         Fraction held out for ``max_depth="auto"`` and early stopping.
     n_iter_no_change : int, default=10
@@ -161,7 +161,8 @@ _DOC_ATTRS = """
     refined_ : bool
         Whether ``tree_`` holds the jointly refined splits: False with
         ``max_iter=0`` or no split to refine, when the validation rows
-        preferred the greedily grown tree (see ``early_stopping``), or when
+        preferred the greedily grown tree or the CART of the same depth
+        (one facet per split; see ``early_stopping``), or when
         ``greedy_floor`` replaced the tree.
     threshold_ : "refit" or float
         The thresholding of ``tree_``: ``threshold``, or ``0.5`` where the
