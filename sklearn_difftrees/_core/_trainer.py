@@ -67,28 +67,34 @@ def _weighted_mean(values, weights):
 
 
 @torch.no_grad()
-def _evaluate(module, loss_fn, score_fn, X, Y, w, chunk=1024):
-    # Chunks of a training batch's size keep the temporaries of wide modules
-    # (a depth-8 polytope tree: 2,550 facets per row) in cache: 1024-row
-    # chunks evaluate such a tree twice as fast as 8192-row ones.
+def _eval_outputs(module, X, chunk=1024):
+    """``module``'s outputs on ``X`` in eval mode (its mode restored after).
+
+    Chunks of a training batch's size keep the temporaries of wide modules
+    (a depth-8 polytope tree: 2,550 facets per row) in cache: 1024-row
+    chunks evaluate such a tree twice as fast as 8192-row ones.
+    """
+    training = module.training
     module.eval()
     outputs = torch.cat([module(X[i : i + chunk]) for i in range(0, X.shape[0], chunk)])
-    module.train()
+    module.train(training)
+    return outputs
+
+
+@torch.no_grad()
+def _evaluate(module, loss_fn, score_fn, X, Y, w, chunk=1024):
+    outputs = _eval_outputs(module, X, chunk)
     loss = float(_weighted_mean(loss_fn(outputs, Y), w))
     score = float(score_fn(outputs, Y, w)) if score_fn is not None else -loss
     return loss, score
 
 
-@torch.no_grad()
 def row_losses(module, loss_fn, X, Y, chunk=1024):
-    """Per-row losses (float64 numpy) of ``module`` in eval mode on ``(X, Y)``,
-    in chunks as :func:`_evaluate`: what a paired comparison of two trained
-    modules on the same validation rows needs."""
-    training = module.training
-    module.eval()
-    outputs = torch.cat([module(X[i : i + chunk]) for i in range(0, X.shape[0], chunk)])
-    module.train(training)
-    return loss_fn(outputs, Y).double().cpu().numpy()
+    """Per-row losses (float64 numpy) of ``module`` on ``(X, Y)`` in eval mode:
+    what a paired comparison of two trained modules on the same validation
+    rows needs."""
+    with torch.no_grad():
+        return loss_fn(_eval_outputs(module, X, chunk), Y).double().cpu().numpy()
 
 
 def uninformed_loss(loss_fn, outputs, Y, w):

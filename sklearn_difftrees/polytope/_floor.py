@@ -114,7 +114,8 @@ class _GreedyFloorMixin:
         # classes follow a few of them, the greedy tree generalizes better).
         cart = dict(depth=depth, classification=is_classifier(self), seed=0,
                     **self._leaf_limits())
-        ntr, nva = (fit_cart(Z[tr], Y[tr], w[tr], **cart).apply(Z[rows]) for rows in (tr, va))
+        cart_tr = fit_cart(Z[tr], Y[tr], w[tr], **cart)
+        ntr, nva = cart_tr.apply(Z[tr]), cart_tr.apply(Z[va])
         losses["cart", self.threshold] = self._leaf_losses(np.unique(ntr), ntr, nva,
                                                            Y[tr], w[tr], Y[va])
         default = next(iter(candidates))
