@@ -106,6 +106,41 @@ def test_estimator_returns_its_start_when_training_only_hurts_validation():
 
 
 @pytest.mark.parametrize("keep_start", [True, False])
+def test_training_run_stepped_by_hand_is_train(keep_start):
+    """Stepping a ``TrainingRun`` to the end gives ``train``'s weights and
+    record; ``best_row_losses`` are the restored module's per-row validation
+    losses (epoch 0's with ``keep_start`` when no epoch beats the start)."""
+    from sklearn_difftrees._core._trainer import TrainingRun, row_losses
+
+    X, y = make_classification(600, 5, n_informative=4, n_redundant=0, n_classes=3,
+                               class_sep=2.0, random_state=0)
+    est = DGTClassifier(max_depth=3, max_iter=6, n_iter_no_change=3, init="cart",
+                        random_state=0)
+    results = []
+    for how in ("train", "steps"):
+        plan = _flipped_plan(est, X, y)
+        kw = {**plan.train_kwargs, "keep_start": keep_start}
+        if how == "train":
+            history = train(plan.module, est._loss_fn, plan.train_data, **kw)
+        else:
+            run = TrainingRun(plan.module, est._loss_fn, plan.train_data, **kw)
+            epochs = 0
+            while run.step():
+                epochs += 1
+                assert run.epoch == epochs
+            assert not run.step() and run.epoch == epochs + 1  # a stopped run stays stopped
+            history = run.finish()
+            Xv, Yv, _ = kw["validation_data"]
+            np.testing.assert_array_equal(run.best_row_losses,
+                                          row_losses(plan.module, est._loss_fn, Xv, Yv))
+        results.append((history, plan.module.state_dict()))
+    (h1, s1), (h2, s2) = results
+    assert (h1.n_iter, h1.best_epoch, h1.loss_curve) == (h2.n_iter, h2.best_epoch, h2.loss_curve)
+    for k in s1:
+        torch.testing.assert_close(s1[k], s2[k], rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("keep_start", [True, False])
 def test_batched_trainer_keeps_every_members_start(keep_start):
     """Two members (linear softmax models) whose training labels contradict
     their validation labels, the start fitted to the validation labels."""
@@ -171,6 +206,7 @@ def test_auto_init_returns_exactly_the_chosen_starts_tree(monkeypatch, task, thr
         params["class_weight"] = "balanced"
         y = np.where(np.arange(len(y)) % 5 == 0, 2, y)  # unbalanced classes
     monkeypatch.setattr(_start, "AUTO_INIT_Z", threshold)
+    monkeypatch.setattr(_start, "AUTO_DROP_Z", -np.inf)  # the greedy run never abandoned
     auto = cls(init="auto", **params).fit(X, y, **fit_params)
     assert auto.init_ == expected
     single = cls(init=expected, **params).fit(X, y, **fit_params)
@@ -178,6 +214,38 @@ def test_auto_init_returns_exactly_the_chosen_starts_tree(monkeypatch, task, thr
     for a, b in zip(_tree_arrays(auto), _tree_arrays(single)):
         np.testing.assert_array_equal(a, b)
     assert auto.n_iter_ == single.n_iter_
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_auto_init_abandons_the_greedy_run_at_a_cycle_end(monkeypatch, task):
+    """Where the greedy start is not ahead at the end of a cycle of the
+    schedule (forced here: threshold +inf), its run stops there, after
+    exactly one cycle (max_iter / 4 epochs) of its own, and the fitted tree is
+    bit for bit ``init="random"``'s; with the drop disabled it runs on."""
+    from sklearn_difftrees._core._trainer import TrainingRun
+    from sklearn_difftrees.dgt import _start
+
+    real_init, runs = TrainingRun.__init__, []
+
+    def init(self, *args, **kwargs):
+        runs.append(self)
+        real_init(self, *args, **kwargs)
+
+    monkeypatch.setattr(TrainingRun, "__init__", init)
+    X, y = _data(task)
+    cls = DGTClassifier if task == "classification" else DGTRegressor
+    params = dict(max_depth=3, max_iter=12, n_iter_no_change=50, random_state=0)
+    monkeypatch.setattr(_start, "AUTO_DROP_Z", np.inf)
+    auto = cls(**params).fit(X, y)
+    assert auto.init_ == "random"
+    assert [r.epoch for r in runs] == [12, 3]
+    single = cls(init="random", **params).fit(X, y)
+    for a, b in zip(_tree_arrays(auto), _tree_arrays(single)):
+        np.testing.assert_array_equal(a, b)
+    runs.clear()
+    monkeypatch.setattr(_start, "AUTO_DROP_Z", -np.inf)
+    cls(**params).fit(X, y)
+    assert [r.epoch for r in runs] == [12, 12]
 
 
 def test_auto_init_without_validation_rows_trains_the_random_start():
@@ -278,19 +346,24 @@ def test_auto_init_shows_only_the_kept_runs_warnings(monkeypatch):
 
 @pytest.mark.parametrize("fail", [[1], [2], [1, 2]])
 def test_auto_init_survives_one_diverged_run(monkeypatch, fail):
-    """A run that diverges (FloatingPointError) leaves the other start's tree;
-    when both diverge, the error is raised."""
-    from sklearn_difftrees._core import _trainer
+    """A run that diverges (FloatingPointError, here at its second epoch)
+    leaves the other start's tree; when both diverge, the error is raised.
+    Run 1 is the random start, run 2 the greedy one (built in that order)."""
+    from sklearn_difftrees._core._trainer import TrainingRun
 
-    real, calls = _trainer.train, []
+    real_init, real_step, runs = TrainingRun.__init__, TrainingRun.step, []
 
-    def train(*args, **kwargs):
-        calls.append(1)
-        if len(calls) in fail:
+    def init(self, *args, **kwargs):
+        runs.append(self)
+        real_init(self, *args, **kwargs)
+
+    def step(self):
+        if runs.index(self) + 1 in fail and self.epoch == 1:
             raise FloatingPointError("diverged")
-        return real(*args, **kwargs)
+        return real_step(self)
 
-    monkeypatch.setattr(_trainer, "train", train)
+    monkeypatch.setattr(TrainingRun, "__init__", init)
+    monkeypatch.setattr(TrainingRun, "step", step)
     X, y = _data("classification")
     est = DGTClassifier(max_depth=3, max_iter=4, random_state=0)
     if len(fail) == 2:
@@ -298,6 +371,7 @@ def test_auto_init_survives_one_diverged_run(monkeypatch, fail):
             est.fit(X, y)
         return
     est.fit(X, y)
+    assert len(runs) == 2
     assert est.init_ == ("cart" if fail == [1] else "random")
     assert est.predict(X).shape == (len(y),)
 

@@ -19,7 +19,8 @@ import torch
 from ._monitor import EpochMonitor, History
 from .batching import RowStream
 
-__all__ = ["History", "make_optimizer", "resolve_device", "seeded", "to_tensor", "train"]
+__all__ = ["History", "TrainingRun", "make_optimizer", "resolve_device", "seeded", "to_tensor",
+           "train"]
 
 
 def resolve_device(device):
@@ -83,10 +84,12 @@ def _eval_outputs(module, X, chunk=1024):
 
 @torch.no_grad()
 def _evaluate(module, loss_fn, score_fn, X, Y, w, chunk=1024):
+    """``(loss, score, per-row losses)`` of ``module`` on ``(X, Y, w)``."""
     outputs = _eval_outputs(module, X, chunk)
-    loss = float(_weighted_mean(loss_fn(outputs, Y), w))
+    rows = loss_fn(outputs, Y)
+    loss = float(_weighted_mean(rows, w))
     score = float(score_fn(outputs, Y, w)) if score_fn is not None else -loss
-    return loss, score
+    return loss, score, rows
 
 
 def row_losses(module, loss_fn, X, Y, chunk=1024):
@@ -105,37 +108,41 @@ def uninformed_loss(loss_fn, outputs, Y, w):
     return float(_weighted_mean(loss_fn(torch.zeros_like(outputs), Y), w))
 
 
-def train(
-    module,
-    loss_fn,
-    train_data,
-    *,
-    max_iter,
-    batch_size,
-    learning_rate,
-    optimizer,
-    momentum,
-    lr_schedule,
-    grad_clip,
-    early_stopping,
-    n_iter_no_change,
-    tol,
-    seed,
-    epoch_rows=None,
-    verbose=0,
-    validation_data=None,
-    score_fn=None,
-    penalty_fn=None,
-    keep_start=False,
-    loss_ceiling=None,
-    name="model",
-):
+def train(module, loss_fn, train_data, **kwargs):
     """Train ``module`` in place and return its :class:`History`.
 
     Parameters
     ----------
     module : torch.nn.Module
         Maps a float tensor batch ``X`` to outputs accepted by ``loss_fn``.
+    loss_fn : callable
+        ``loss_fn(outputs, Y) -> per-sample losses`` (reduction ``"none"``).
+    train_data : tuple of tensors ``(X, Y, w)``
+        ``w`` are per-sample weights, normalized by the caller.
+    **kwargs
+        The keyword arguments of :class:`TrainingRun`.
+
+    Equivalent to stepping a :class:`TrainingRun` until it stops and calling
+    its :meth:`~TrainingRun.finish`.
+    """
+    run = TrainingRun(module, loss_fn, train_data, **kwargs)
+    while run.step():
+        pass
+    return run.finish()
+
+
+class TrainingRun:
+    """One training run of ``module``, stepped an epoch at a time.
+
+    :func:`train` steps it to the end; a caller that trains several modules
+    side by side (e.g. two starts of one tree, compared on their validation
+    rows while they train) steps each in turn and may abandon a run.
+
+    Parameters
+    ----------
+    module : torch.nn.Module
+        Maps a float tensor batch ``X`` to outputs accepted by ``loss_fn``;
+        trained in place.
     loss_fn : callable
         ``loss_fn(outputs, Y) -> per-sample losses`` (reduction ``"none"``).
     train_data, validation_data : tuple of tensors ``(X, Y, w)``
@@ -176,52 +183,109 @@ def train(
     emits a :class:`~sklearn.exceptions.ConvergenceWarning`. A non-finite
     loss, or a monitored loss that stays far above the untrained model's
     (:class:`EpochMonitor`), raises :class:`FloatingPointError`.
+
+    Attributes
+    ----------
+    epoch : int
+        Epochs trained so far.
+    best_row_losses : ndarray of float64 or None
+        With validation data: the per-row validation losses of the best
+        epoch so far (the weights :meth:`finish` restores under
+        ``early_stopping``), as :func:`row_losses` computes them; ``None``
+        before the first candidate epoch.
     """
-    X, Y, w = train_data
-    n = X.shape[0]
-    params = [p for p in module.parameters() if p.requires_grad]
-    opt = make_optimizer(optimizer, params, learning_rate, momentum)
-    rows = n if epoch_rows is None else min(int(epoch_rows), n)
-    steps_per_epoch = max(1, math.ceil(rows / batch_size))
-    scheduler = None
-    if lr_schedule == "cosine":
-        # Cosine annealing with warm restarts: four cycles over max_iter epochs
-        # (three restarts, as in the DGT paper's Appendix C).
-        cycle = max(1, math.ceil(max_iter / 4)) * steps_per_epoch
-        scheduler = torch.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=cycle)
-    generator = torch.Generator().manual_seed(int(seed))
-    stream = RowStream(n, rows, lambda: torch.randperm(n, generator=generator), torch.cat)
-    monitor = EpochMonitor(
-        name=name, max_iter=max_iter, n_iter_no_change=n_iter_no_change, tol=tol,
-        learning_rate=learning_rate, has_validation=validation_data is not None,
-        verbose=verbose, loss_ceiling=loss_ceiling,
-    )
-    # The untrained model's loss: the reference that divergence is measured
-    # against (the validation set when there is one, else <= 1024 rows).
-    ref_data = validation_data or tuple(t[:1024] for t in train_data)
-    ref_loss, ref_score = _evaluate(module, loss_fn, score_fn, *ref_data)
-    if validation_data is None and penalty_fn is not None:
-        with torch.no_grad():
-            penalty = penalty_fn(module)
-        ref_loss += 0.0 if penalty is None else float(penalty)
-    best_state = None
-    if keep_start and early_stopping and validation_data is not None:
-        Xv, Yv, wv = validation_data  # = ref_data
-        module.eval()
-        with torch.no_grad():
-            shape = module(Xv[:1]).shape[1:]
-        zero = uninformed_loss(loss_fn, Xv.new_zeros((Xv.shape[0], *shape)), Yv, wv)
-        monitor.start(ref_loss, ref_score, reference=zero)
-        best_state = {k: v.detach().clone() for k, v in module.state_dict().items()}
-    else:
-        monitor.reference(ref_loss)
-    module.train()
-    for epoch in range(1, max_iter + 1):
+
+    def __init__(
+        self,
+        module,
+        loss_fn,
+        train_data,
+        *,
+        max_iter,
+        batch_size,
+        learning_rate,
+        optimizer,
+        momentum,
+        lr_schedule,
+        grad_clip,
+        early_stopping,
+        n_iter_no_change,
+        tol,
+        seed,
+        epoch_rows=None,
+        verbose=0,
+        validation_data=None,
+        score_fn=None,
+        penalty_fn=None,
+        keep_start=False,
+        loss_ceiling=None,
+        name="model",
+    ):
+        self.module, self.loss_fn, self.train_data = module, loss_fn, train_data
+        self.validation_data, self.score_fn, self.penalty_fn = (validation_data, score_fn,
+                                                                penalty_fn)
+        self.max_iter, self.batch_size, self.grad_clip = max_iter, batch_size, grad_clip
+        self.early_stopping, self.learning_rate, self.name = early_stopping, learning_rate, name
+        n = train_data[0].shape[0]
+        self.params = [p for p in module.parameters() if p.requires_grad]
+        self.opt = make_optimizer(optimizer, self.params, learning_rate, momentum)
+        self.rows = n if epoch_rows is None else min(int(epoch_rows), n)
+        steps_per_epoch = max(1, math.ceil(self.rows / batch_size))
+        self.scheduler = None
+        if lr_schedule == "cosine":
+            # Cosine annealing with warm restarts: four cycles over max_iter epochs
+            # (three restarts, as in the DGT paper's Appendix C).
+            cycle = max(1, math.ceil(max_iter / 4)) * steps_per_epoch
+            self.scheduler = torch.optim.lr_scheduler.CosineAnnealingWarmRestarts(
+                self.opt, T_0=cycle)
+        generator = torch.Generator().manual_seed(int(seed))
+        self.stream = RowStream(n, self.rows, lambda: torch.randperm(n, generator=generator),
+                                torch.cat)
+        self.monitor = EpochMonitor(
+            name=name, max_iter=max_iter, n_iter_no_change=n_iter_no_change, tol=tol,
+            learning_rate=learning_rate, has_validation=validation_data is not None,
+            verbose=verbose, loss_ceiling=loss_ceiling,
+        )
+        # The untrained model's loss: the reference that divergence is measured
+        # against (the validation set when there is one, else <= 1024 rows).
+        ref_data = validation_data or tuple(t[:1024] for t in train_data)
+        ref_loss, ref_score, ref_rows = _evaluate(module, loss_fn, score_fn, *ref_data)
+        if validation_data is None and penalty_fn is not None:
+            with torch.no_grad():
+                penalty = penalty_fn(module)
+            ref_loss += 0.0 if penalty is None else float(penalty)
+        self.best_state = self.best_row_losses = None
+        self.epoch = 0
+        self._stopped = max_iter < 1
+        if keep_start and early_stopping and validation_data is not None:
+            Xv, Yv, wv = validation_data  # = ref_data
+            module.eval()
+            with torch.no_grad():
+                shape = module(Xv[:1]).shape[1:]
+            zero = uninformed_loss(loss_fn, Xv.new_zeros((Xv.shape[0], *shape)), Yv, wv)
+            self.monitor.start(ref_loss, ref_score, reference=zero)
+            self._keep_best(ref_rows)
+        else:
+            self.monitor.reference(ref_loss)
+        module.train()
+
+    def _keep_best(self, rows):
+        self.best_state = {k: v.detach().clone() for k, v in self.module.state_dict().items()}
+        self.best_row_losses = rows.double().cpu().numpy()
+
+    def step(self):
+        """Train one epoch; return whether the run goes on (False once it
+        stopped: patience exhausted or ``max_iter`` reached)."""
+        if self._stopped:
+            return False
+        module, loss_fn, penalty_fn = self.module, self.loss_fn, self.penalty_fn
+        X, Y, w = self.train_data
+        self.epoch += 1
         tic = time.perf_counter()
-        perm = stream.next().to(X.device)
+        perm = self.stream.next().to(X.device)
         total = 0.0
-        for start in range(0, rows, batch_size):
-            idx = perm[start : start + batch_size]
+        for start in range(0, self.rows, self.batch_size):
+            idx = perm[start : start + self.batch_size]
             xb, yb, wb = X[idx], Y[idx], w[idx]
             loss = (loss_fn(module(xb), yb) * wb).mean()
             penalty = penalty_fn(module) if penalty_fn is not None else None
@@ -229,29 +293,37 @@ def train(
                 loss = loss + penalty
             value = float(loss.detach())  # one read of the loss per step
             if not math.isfinite(value):
-                monitor.progress.close("diverged")  # end the bar before the error
+                self.monitor.progress.close("diverged")  # end the bar before the error
+                self._stopped = True
                 raise FloatingPointError(
-                    f"{name} diverged: the training loss became {value} at epoch "
-                    f"{epoch}. Try a smaller learning_rate (currently {learning_rate}) "
-                    "or enable grad_clip."
+                    f"{self.name} diverged: the training loss became {value} at epoch "
+                    f"{self.epoch}. Try a smaller learning_rate (currently "
+                    f"{self.learning_rate}) or enable grad_clip."
                 )
-            opt.zero_grad(set_to_none=True)
+            self.opt.zero_grad(set_to_none=True)
             loss.backward()
-            if grad_clip is not None:
-                torch.nn.utils.clip_grad_norm_(params, grad_clip)
-            opt.step()
-            if scheduler is not None:
-                scheduler.step()
+            if self.grad_clip is not None:
+                torch.nn.utils.clip_grad_norm_(self.params, self.grad_clip)
+            self.opt.step()
+            if self.scheduler is not None:
+                self.scheduler.step()
             total += value * idx.shape[0]
-        validation = None
-        if validation_data is not None:
-            validation = _evaluate(module, loss_fn, score_fn, *validation_data)
-        if monitor.end_epoch(epoch, total / rows, tic, validation) and validation is not None:
-            best_state = {k: v.detach().clone() for k, v in module.state_dict().items()}
-        if monitor.should_stop:
-            break
-    if early_stopping and best_state is not None:
-        module.load_state_dict(best_state)
-    history = monitor.finish()
-    module.eval()
-    return history
+        validation = rows = None
+        if self.validation_data is not None:
+            *validation, rows = _evaluate(module, loss_fn, self.score_fn,
+                                          *self.validation_data)
+        improved = self.monitor.end_epoch(self.epoch, total / self.rows, tic, validation)
+        if improved and validation is not None:
+            self._keep_best(rows)
+        self._stopped = self.monitor.should_stop or self.epoch >= self.max_iter
+        return not self._stopped
+
+    def finish(self):
+        """End the run: restore the best epoch's weights (``early_stopping``),
+        put the module in eval mode and return the :class:`History`."""
+        self._stopped = True
+        if self.early_stopping and self.best_state is not None:
+            self.module.load_state_dict(self.best_state)
+        history = self.monitor.finish()
+        self.module.eval()
+        return history

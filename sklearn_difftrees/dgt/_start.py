@@ -11,12 +11,20 @@ advantage is clearly above noise: the core's paired statistic
 (:func:`~sklearn_difftrees._core.selection.paired_advantage`) above
 :data:`AUTO_INIT_Z`. Small validation parts therefore keep the random start,
 whose trees generalize better there (docs/dgt.md, "Two starts").
+
+The two runs are stepped side by side, an epoch each in turn. At the end of
+every cycle of the learning-rate schedule (every ``ceil(max_iter / 4)``
+epochs) the best trees so far are compared with the same statistic, and the
+greedy start's run is abandoned where it is not ahead at all (statistic at
+most :data:`AUTO_DROP_Z`): its advantage shrinks as the random start catches
+up, and was never seen to climb from there above :data:`AUTO_INIT_Z`, so the
+random start would be kept anyway, and the rest of that run is saved.
 """
 
 import math
 import warnings
 
-__all__ = ["AUTO_INIT_Z", "CART_ROW_NORM", "cart_start", "train_starts"]
+__all__ = ["AUTO_DROP_Z", "AUTO_INIT_Z", "CART_ROW_NORM", "cart_start", "train_starts"]
 
 #: Norm of every embedded CART row ``[w, b]`` of the greedy start
 #: (:func:`~sklearn_difftrees._core.greedy.cart_to_complete`). Node scores
@@ -29,6 +37,10 @@ CART_ROW_NORM = 1.0
 #: the time when the two trees are equally good; there is one alternative,
 #: where ConvexPolytopeTree weighs up to two with 3).
 AUTO_INIT_Z = 2.0
+#: At the end of a cycle of the schedule, ``init="auto"`` abandons the greedy
+#: start's run when the paired statistic of its best tree so far against the
+#: random start's is at most this (it is not ahead).
+AUTO_DROP_Z = 0.0
 
 
 def cart_start(est, module, Z, Y, w, seed):
@@ -77,15 +89,33 @@ def cart_start(est, module, Z, Y, w, seed):
         module.leaf.copy_(torch.as_tensor(theta))
 
 
-def _recorded(run):
-    """``(history, warnings, error)`` of ``run()``: its warnings recorded (so
-    that only the kept run's reach the user) and a divergence caught."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            return run(), caught, None
-        except FloatingPointError as exc:
-            return None, caught, exc
+class _Start:
+    """One start's :class:`~sklearn_difftrees._core._trainer.TrainingRun`,
+    stepped with its warnings recorded (so that only the kept run's reach the
+    user) and a divergence caught (``error``)."""
+
+    def __init__(self, make_run):
+        self.caught, self.error, self.history = [], None, None
+        self.run = self._call(make_run)
+
+    @property
+    def active(self):
+        return self.run is not None and self.history is None and self.error is None
+
+    def _call(self, fn):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                result = fn()
+            except FloatingPointError as exc:
+                self.error, result = exc, None
+        self.caught.extend(caught)
+        return result
+
+    def step(self):
+        """One epoch (nothing once the run ended); finish the run when it stops."""
+        if self.active and not self._call(self.run.step) and self.error is None:
+            self.history = self._call(self.run.finish)
 
 
 def train_starts(est, plan, warm, greedy_rows=None):
@@ -93,18 +123,21 @@ def train_starts(est, plan, warm, greedy_rows=None):
 
     ``"random"`` / ``"cart"`` (and a ``warm_start`` continuation, which keeps
     the ``init_`` of the fit it continues) train ``plan.module`` once. Under
-    ``"auto"`` the random start (``plan.module``) is trained, then a module
-    built with the same seed and set to the greedy start grown on
-    ``greedy_rows`` (the training rows ``(Z, Y, w)`` that ``init="cart"``
+    ``"auto"`` the random start (``plan.module``) is trained side by side
+    with a module built with the same seed and set to the greedy start grown
+    on ``greedy_rows`` (the training rows ``(Z, Y, w)`` that ``init="cart"``
     grows it on), kept as the early-stopping candidate of epoch 0; the latter
     replaces ``plan.module`` when the paired statistic of its validation
-    losses exceeds :data:`AUTO_INIT_Z`. Only the kept run's warnings are
+    losses exceeds :data:`AUTO_INIT_Z`, and its run is abandoned at the end
+    of a cycle where the statistic of the best trees so far is at most
+    :data:`AUTO_DROP_Z`. Each run is the one ``init="random"`` /
+    ``init="cart"`` trains, epoch for epoch. Only the kept run's warnings are
     shown; a run that diverges leaves the other (both: its error is raised).
     The random start is trained alone without validation rows
     (``early_stopping=False``) and when they are too few for the statistic
     to reach the threshold (``z <= sqrt(n)``: ``n <= AUTO_INIT_Z**2``).
     """
-    from .._core._trainer import row_losses, seeded, train
+    from .._core._trainer import TrainingRun, row_losses, seeded, train
     from .._core.selection import paired_advantage
 
     kw = plan.train_kwargs
@@ -116,29 +149,45 @@ def train_starts(est, plan, warm, greedy_rows=None):
         if not warm:
             est.init_ = "cart" if est.init == "cart" else "random"
         return history
-    random = _recorded(lambda: train(plan.module, est._loss_fn, plan.train_data, **kw))
     Z, Y, w = greedy_rows
     with seeded(kw["seed"]):
         module = est._build_module(Z.shape[1], plan.module.leaf.shape[1])
     cart_start(est, module, Z, Y, w, kw["seed"])
     module.to(plan.device)
-    greedy = _recorded(lambda: train(module, est._loss_fn, plan.train_data,
-                                     **{**kw, "keep_start": True}))
-    if random[2] is not None or greedy[2] is not None:
-        if random[2] is not None and greedy[2] is not None:
-            raise random[2]
-        z = math.inf if random[2] is not None else -math.inf
-    else:
+    random = _Start(lambda: TrainingRun(plan.module, est._loss_fn, plan.train_data, **kw))
+    greedy = _Start(lambda: TrainingRun(module, est._loss_fn, plan.train_data, **{
+        **kw, "keep_start": True, "name": f"{kw['name']} (greedy start)"}))
+    cycle = max(1, math.ceil(kw["max_iter"] / 4))
+    dropped = None
+    while random.active or greedy.active:
+        random.step()
+        greedy.step()
+        if (greedy.active and greedy.run.epoch % cycle == 0 and random.error is None
+                and random.run.best_row_losses is not None
+                and greedy.run.best_row_losses is not None):
+            _, z = paired_advantage(random.run.best_row_losses,
+                                    greedy.run.best_row_losses, wv)
+            if z <= AUTO_DROP_Z:  # not ahead at the end of a cycle: abandoned
+                dropped = greedy.run.epoch
+                greedy.history = greedy._call(greedy.run.finish)
+    if random.error is not None or greedy.error is not None:
+        if random.error is not None and greedy.error is not None:
+            raise random.error
+        z = math.inf if random.error is not None else -math.inf
+    elif dropped is None:
         _, z = paired_advantage(row_losses(plan.module, est._loss_fn, val[0], val[1]),
                                 row_losses(module, est._loss_fn, val[0], val[1]), wv)
-    est.init_ = "cart" if z > AUTO_INIT_Z else "random"
-    history, caught, _ = greedy if est.init_ == "cart" else random
-    for record in caught:
+    keep_greedy = z > AUTO_INIT_Z and (dropped is None or random.error is not None)
+    est.init_ = "cart" if keep_greedy else "random"
+    kept = greedy if est.init_ == "cart" else random
+    for record in kept.caught:
         warnings.warn_explicit(record.message, record.category, record.filename,
                                record.lineno)
     if est.verbose >= 2:  # with the per-epoch lines
-        print(f"{type(est).__name__}: init='auto' kept the {est.init_} start "
-              f"(paired statistic {z:.2f}, threshold {AUTO_INIT_Z})")
+        why = (f"the greedy start was abandoned at epoch {dropped} (paired statistic "
+               f"{z:.2f} <= {AUTO_DROP_Z})" if dropped is not None
+               else f"paired statistic {z:.2f}, threshold {AUTO_INIT_Z}")
+        print(f"{type(est).__name__}: init='auto' kept the {est.init_} start ({why})")
     if est.init_ == "cart":
         plan.module = module
-    return history
+    return kept.history
