@@ -191,7 +191,7 @@ def test_auto_init_returns_exactly_the_chosen_starts_tree(monkeypatch, task, thr
     one ``init=<that start>`` fits with the same seed (same validation rows,
     batch order and schedule; the greedy start grown on the same float64
     weights, zeros and class weights included)."""
-    from sklearn_difftrees.dgt import _start
+    from sklearn_difftrees._core import starts as _start
 
     X, y = _data(task)
     cls = DGTClassifier if task == "classification" else DGTRegressor
@@ -223,7 +223,7 @@ def test_auto_init_abandons_the_greedy_run_at_a_cycle_end(monkeypatch, task):
     exactly one cycle (max_iter / 4 epochs) of its own, and the fitted tree is
     bit for bit ``init="random"``'s; with the drop disabled it runs on."""
     from sklearn_difftrees._core._trainer import TrainingRun
-    from sklearn_difftrees.dgt import _start
+    from sklearn_difftrees._core import starts as _start
 
     real_init, runs = TrainingRun.__init__, []
 
@@ -330,7 +330,7 @@ def test_cart_start_grows_on_a_subsample_of_large_data(monkeypatch, rows_seen):
 def test_auto_init_shows_only_the_kept_runs_warnings(monkeypatch):
     """Each run may warn that it reached max_iter; the user sees the warnings of
     the run whose tree is returned, as a fit with that start alone."""
-    from sklearn_difftrees.dgt import _start
+    from sklearn_difftrees._core import starts as _start
 
     X, y = _data("classification")
     for threshold in (-np.inf, np.inf):

@@ -187,11 +187,12 @@ class _BaseDGT(BaseGradientTree):
         return True
 
     def _train(self, plan):
-        from ._start import train_starts
+        from .._core.starts import train_starts
+        from ._start import cart_start
 
         rows = self.__dict__.pop("_greedy_rows", None)
-        return train_starts(self, plan, warm=self.warm_start and hasattr(self, "_module_state"),
-                            greedy_rows=rows)
+        return train_starts(self, plan, self.warm_start and hasattr(self, "_module_state"),
+                            rows, plan.module.leaf.shape[1], cart_start)
 
     def _penalty(self, module):
         if not (self.alpha_l1 or self.alpha_l2):

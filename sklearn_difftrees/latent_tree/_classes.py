@@ -24,10 +24,9 @@ from sklearn.utils.validation import check_is_fitted
 from .._compat import Interval, StrOptions, _check_sample_weight
 from .._core import topology
 from .._core.base import BaseGradientTree, TreeClassifierMixin, TreeRegressorMixin
-from .._core.categorical import (CATEGORICAL_ATTR_DOC, CATEGORICAL_CONSTRAINT,
-                                 CATEGORICAL_PARAM_DOC)
+from .._core.categorical import CATEGORICAL_CONSTRAINT
 from .._core.validation import check_predict_data, constant_columns
-from .._core.batching import batch_size_doc
+from ._docstrings import _DOC_ATTRS, _DOC_PARAMS, _REFERENCE
 from ._forward import _elu, _rowwise_matmul, node_rewards_numpy
 from ._onnx import latent_tree_graph
 from ._pav import tree_isotonic_forward
@@ -51,6 +50,7 @@ class _BaseLatentTree(_PrunedTreeMixin, BaseGradientTree):
         "head_layers": [Interval(Integral, 1, None, closed="left")],
         "head_width": [Interval(Integral, 1, None, closed="left")],
         "dropout": [Interval(Real, 0, 1, closed="left")],
+        "init": [StrOptions({"auto", "cart", "random"})],
     }
 
     def __init__(
@@ -65,6 +65,7 @@ class _BaseLatentTree(_PrunedTreeMixin, BaseGradientTree):
         head_layers=2,
         head_width=64,
         dropout=0.0,
+        init="auto",
         max_iter=200,
         batch_size="auto",
         learning_rate=1e-2,
@@ -91,6 +92,7 @@ class _BaseLatentTree(_PrunedTreeMixin, BaseGradientTree):
         self.head_layers = head_layers
         self.head_width = head_width
         self.dropout = dropout
+        self.init = init
         self.max_iter = max_iter
         self.batch_size = batch_size
         self.learning_rate = learning_rate
@@ -129,19 +131,41 @@ class _BaseLatentTree(_PrunedTreeMixin, BaseGradientTree):
     _linear_start = True
 
     def _init_module(self, module, Z, Y, w, seed):
-        """Linear start (``head="linear"``): the split biases balanced on the
-        training rows (at most 20,000), then the head fitted on the features
-        ``[x, z]`` of that (untrained) tree by logistic regression / ridge
-        (:func:`~._start.linear_start`). Not an early-stopping candidate
-        (returns False): the fitted tree is always a trained one."""
+        """The start of training (``head="linear"``): the greedy start of
+        ``init="cart"`` (:func:`~._start.cart_start`), an early-stopping
+        candidate (returns True); otherwise the linear start: the split
+        biases balanced on the training rows (at most 20,000), then the head
+        fitted on the features ``[x, z]`` of that (untrained) tree by
+        logistic regression / ridge (:func:`~._start.linear_start`), not a
+        candidate (the fitted tree is always a trained one). Under
+        ``init="auto"`` the rows are kept for :meth:`_train`, which trains
+        the greedy start as a second start."""
         if self.head != "linear" or not self._linear_start:
             return False
         from sklearn.base import is_classifier
 
-        from ._start import linear_start
+        from ._start import cart_start, linear_start
 
+        if self.init == "cart":
+            cart_start(self, module, Z, Y, w, seed)
+            return True
+        if self.init == "auto":
+            self._greedy_rows = (Z, Y, w)
         linear_start(module, Z, Y, w, is_classifier(self), seed)
-        return False  # a returned start would be an untrained tree
+        return False
+
+    def _train(self, plan):
+        from .._core.starts import train_starts
+        from ._start import cart_start
+
+        rows = self.__dict__.pop("_greedy_rows", None)
+        warm = self.warm_start and hasattr(self, "_module_state")
+        if rows is None and not warm:  # head="mlp", the clusterer's regressor: one start
+            self.init_ = "cart" if self.init == "cart" and plan.train_kwargs["keep_start"] \
+                else "random"
+            return super()._train(plan)
+        return train_starts(self, plan, warm, rows, plan.module.head[-1].out_features,
+                            cart_start)
 
     def _freeze(self, module, X, Y, sample_weight, keep):
         # The head (numpy, float64) first: the leaf parameters need its shape.
@@ -266,131 +290,6 @@ class _BaseLatentTree(_PrunedTreeMixin, BaseGradientTree):
         latent_tree_graph(graph, self)
 
 
-_DOC_PARAMS = """
-    Parameters
-    ----------
-    max_depth : int, default=4
-        Depth of the complete tree before pruning (``2**max_depth`` leaves,
-        ``2**(max_depth + 1) - 1`` nodes); 1 to 10.
-    pruning : float, default=1e-2
-        Pruning strength ``lambda`` **per training sample**: a batch of ``n``
-        rows solves problem (4) of the paper with ``lambda * n``, so pruning
-        learned on mini-batches holds on the full training set (on which the
-        pruning vector is fixed after training). Larger values shrink the
-        pruning vector ``a`` and prune more nodes.
-    pruning_tol : float, default=1e-3
-        After training, nodes whose pruning value (solved on the whole
-        training set) is at most ``pruning_tol`` are pruned (``a_t`` set to
-        0). Such a node changes the head's input by at most ``pruning_tol``
-        (``z_t <= a_t``); an exact zero needs every training row to miss the
-        node by a margin of 1/2, which gets rarer as the training set grows.
-        ``0`` keeps only the exact zeros of problem (4).
-    split : {"linear", "elu"}, default="linear"
-        Split function: ``w . x + b`` or ``elu(w . x + b)`` (same hard
-        routing; ``elu`` bounds the negative rewards at -1).
-    head : {"linear", "mlp"}, default="linear"
-        Prediction head ``f_phi``: one linear layer, or ``head_layers`` hidden
-        layers of ``head_width`` units with ELU and ``dropout``. The linear
-        head starts training fitted as a linear model (logistic regression,
-        ``C=1``; ridge, ``alpha=1``) on the head's input of the untrained
-        tree, on at most 20,000 training rows (``docs/latent_tree.md``).
-    head_input : {"concat", "z"}, default="concat"
-        Head input: ``[x, z]`` (standardized features and traversal, as in the
-        authors' code) or ``z`` alone.
-    head_layers : int, default=2
-        Number of hidden layers when ``head="mlp"``.
-    head_width : int, default=64
-        Width of the hidden layers when ``head="mlp"``.
-    dropout : float, default=0.0
-        Dropout probability after each hidden layer (``head="mlp"``).
-    max_iter : int, default=200
-        Maximum number of epochs.
-""" + batch_size_doc(128) + """    learning_rate : float, default=1e-2
-        Learning rate.
-    optimizer : {"adam", "rmsprop", "sgd"}, default="adam"
-        Optimizer.
-    momentum : float, default=0.0
-        Momentum of RMSprop / SGD (ignored by Adam).
-    lr_schedule : {"constant", "cosine"}, default="constant"
-        Learning-rate schedule (``"cosine"``: warm restarts, 4 cycles).
-    grad_clip : float or None, default=None
-        Maximum global gradient norm (``None``: no clipping).
-    early_stopping : bool, default=True
-        Hold out ``validation_fraction`` of the data, stop when the validation
-        loss stops improving and restore the best weights.
-    validation_fraction : float, default=0.1
-        Fraction held out for early stopping.
-    n_iter_no_change : int, default=20
-        Patience of the stopping rule, in epochs.
-    tol : float, default=1e-4
-        Minimum improvement of the monitored loss.
-""" + CATEGORICAL_PARAM_DOC + """    random_state : int, RandomState instance or None, default=None
-        Seeds initialization, validation split and shuffling through private
-        generators (global RNGs untouched).
-    device : {"auto", "cpu", "cuda"}, default="auto"
-        Where to train (the compiled PAV kernel on the CPU, the pure-torch
-        PAV on CUDA). Prediction is always numpy, without torch.
-    verbose : int, default=0
-        ``0`` is silent; ``1`` shows a progress bar over the epochs with the
-        time left (one line per epoch without tqdm, see the ``progress``
-        extra); ``>= 2`` adds the training loss, validation loss and
-        validation score of every epoch.
-    warm_start : bool, default=False
-        Continue training the previous solution.
-        ``False`` (default): after ``fit`` the trained network's weights are
-        dropped, so the fitted estimator (and its pickle) holds only what
-        prediction needs, and a later ``fit`` starts afresh. ``True`` keeps
-        them on the estimator (and in its pickle: the split
-        layer and the head, before pruning) so that the next
-        ``fit`` continues from them.
-"""
-
-_DOC_ATTRS = """
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Names of features seen during fit (only when X has string column
-        names).
-""" + CATEGORICAL_ATTR_DOC + """    tree_ : ObliqueTree
-        The routing: node splits in the input space (right iff
-        ``w . x + b > 0``) and ``active``, which marks the nodes that are not
-        pruned (``a_t > 0``) and that training samples reach. ``tree_.value``
-        holds the mean prediction of the training samples per leaf, for
-        display only.
-    pruning_values_ : ndarray of shape (2**(max_depth + 1) - 1,)
-        Pruning vector ``a`` (heap order, ``0 <= a_child <= a_parent <= 1``)
-        solved on the whole training set after training, values at most
-        ``pruning_tol`` set to 0; ``a_t = 0`` means node ``t`` is pruned.
-    active_fraction_ : float
-        Fraction of the nodes with ``a_t > 0``.
-    node_values_ : ndarray of shape (2**(max_depth + 1) - 1, n_values)
-        Mean prediction of the training samples reaching each node.
-    n_iter_ : int
-        Number of epochs run.
-    loss_curve_ : list of float
-        Mean training loss of every epoch.
-    best_loss_ : float
-        Smallest training loss seen.
-    validation_scores_ : list of float or None
-        Validation score of every epoch ({score}), ``None`` without early
-        stopping.
-    best_validation_score_ : float or None
-        Validation score of the epoch whose weights were kept.
-    device_ : str
-        Device the model was trained on.
-    feature_importances_ : ndarray of shape (n_features_in_,)
-        Importances of the routing splits (the head's direct use of ``x``
-        with ``head_input="concat"`` is not counted).
-"""
-
-_REFERENCE = """
-    References
-    ----------
-    V. Zantedeschi, M. J. Kusner, V. Niculae. "Learning Binary Decision Trees
-    by Argmin Differentiation". ICML, 2021.
-"""
-
-
 class LatentTreeClassifier(TreeClassifierMixin, _BaseLatentTree):
     __doc__ = (
         """Pruned binary tree learned by argmin differentiation, with a learned head.
@@ -457,6 +356,7 @@ class LatentTreeClassifier(TreeClassifierMixin, _BaseLatentTree):
         head_layers=2,
         head_width=64,
         dropout=0.0,
+        init="auto",
         max_iter=200,
         batch_size="auto",
         learning_rate=1e-2,
@@ -485,6 +385,7 @@ class LatentTreeClassifier(TreeClassifierMixin, _BaseLatentTree):
             head_layers=head_layers,
             head_width=head_width,
             dropout=dropout,
+            init=init,
             max_iter=max_iter,
             batch_size=batch_size,
             learning_rate=learning_rate,

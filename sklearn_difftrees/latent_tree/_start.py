@@ -82,3 +82,51 @@ def linear_start(module, Z, Y, w, classification, seed):
     with torch.no_grad():
         head.weight.copy_(torch.as_tensor(fitted[0]))
         head.bias.copy_(torch.as_tensor(fitted[1]))
+
+
+#: Split-score scale of the greedy start (``init="cart"``): every embedded
+#: CART split ``x_f <= t`` becomes ``s = CART_SCALE * (x_f - t)`` on the
+#: standardized features. ``z = clip(q + 1/2, 0, a)`` is crisp (0 off the
+#: row's path, ``a`` on it) where ``|s| >= 1/2``; rows within ``1 /
+#: (2 CART_SCALE)`` standard deviations of a threshold fall in the window
+#: where ``z`` is fractional and carries gradient.
+CART_SCALE = 10.0
+
+
+def cart_start(est, module, Z, Y, w, seed, scale=None):
+    """Greedy start of ``module`` (in place): the split layer set to the CART
+    of depth ``est.max_depth`` grown on (at most :data:`START_MAX_ROWS` of)
+    the standardized training rows, each split ``x_f <= t`` as the row
+    ``s = c (x_f - t)`` with ``c = scale`` (default :data:`CART_SCALE`);
+    a CART leaf above ``max_depth`` leaves zero rows below it (score 0: both
+    children get ``z = 1/2``). The head is then fitted on ``[x, z]`` of that
+    tree as :func:`linear_start` does (on the same rows)."""
+    import torch
+    from sklearn.base import is_classifier
+
+    from .._core.greedy import cart_to_complete, fit_cart
+
+    scale = CART_SCALE if scale is None else scale
+    classification = is_classifier(est)
+    rows = row_subsample(Z.shape[0], START_MAX_ROWS, seed)
+    Zr = np.asarray(Z[rows], dtype=np.float64)
+    cart = fit_cart(Zr, Y[rows], w[rows], depth=est.max_depth,
+                    classification=classification, seed=seed)
+    W, b, _ = cart_to_complete(cart, est.max_depth, Z.shape[1], 1.0)
+    c = np.abs(W).max(axis=1)
+    split = c > 0
+    W[split] *= (scale / c[split])[:, None]
+    b[split] *= scale / c[split]
+    tree = module.tree
+    with torch.no_grad():
+        tree.split.weight.copy_(torch.as_tensor(W))
+        tree.split.bias.copy_(torch.as_tensor(b))
+        tree.bias_pending.fill_(False)
+        H = module.features(torch.as_tensor(Z[rows])).double().numpy()
+    head = module.head[-1]
+    fitted = fit_linear_head(H, Y[rows], w[rows], head.out_features, classification)
+    if fitted is None:
+        return
+    with torch.no_grad():
+        head.weight.copy_(torch.as_tensor(fitted[0]))
+        head.bias.copy_(torch.as_tensor(fitted[1]))
