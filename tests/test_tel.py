@@ -293,7 +293,8 @@ def test_trees_start_and_stay_different():
     w = layer.weight.detach().clone()
     for s, t in itertools.combinations(range(5), 2):
         assert not torch.equal(w[s], w[t])
-    clf = TreeEnsembleLayerClassifier(n_trees=5, max_depth=2, max_iter=5, random_state=0)
+    clf = TreeEnsembleLayerClassifier(n_trees=5, max_depth=2, max_iter=5, init="random",
+                                      random_state=0)
     X, y = make_classification(200, 4, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -516,13 +517,13 @@ def test_tel_trains_with_the_greedy_loss_as_ceiling(monkeypatch):
     import sklearn_difftrees._core._trainer as trainer
 
     seen = {}
-    original = trainer.train
+    original = trainer.TrainingRun.__init__
 
-    def spy(module, loss_fn, train_data, **kwargs):
+    def spy(self, module, loss_fn, train_data, **kwargs):
         seen.update(kwargs)
-        return original(module, loss_fn, train_data, **kwargs)
+        original(self, module, loss_fn, train_data, **kwargs)
 
-    monkeypatch.setattr(trainer, "train", spy)
+    monkeypatch.setattr(trainer.TrainingRun, "__init__", spy)
     X, y = make_classification(200, 4, random_state=0)
     TreeEnsembleLayerClassifier(n_trees=2, max_depth=2, max_iter=3, random_state=0).fit(X, y)
     assert 0 < seen["loss_ceiling"] < np.log(2)  # a depth-2 CART beats the prior

@@ -105,6 +105,7 @@ class _BaseTEL(_TELExportMixin, BaseGradientModel):
         "backend": [StrOptions({"auto", "conditional", "dense"})],
         "alpha_splits": [Interval(Real, 0, None, closed="left")],
         "alpha_leaves": [Interval(Real, 0, None, closed="left")],
+        "init": [StrOptions({"auto", "cart", "random"})],
     }
 
     def __init__(
@@ -116,6 +117,7 @@ class _BaseTEL(_TELExportMixin, BaseGradientModel):
         backend="auto",
         alpha_splits=0.0,
         alpha_leaves=0.0,
+        init="auto",
         max_iter=100,
         batch_size="auto",
         learning_rate=1e-2,
@@ -139,6 +141,7 @@ class _BaseTEL(_TELExportMixin, BaseGradientModel):
         self.backend = backend
         self.alpha_splits = alpha_splits
         self.alpha_leaves = alpha_leaves
+        self.init = init
         self.max_iter = max_iter
         self.batch_size = batch_size
         self.learning_rate = learning_rate
@@ -166,6 +169,28 @@ class _BaseTEL(_TELExportMixin, BaseGradientModel):
         if self.alpha_leaves:
             total = total + self.alpha_leaves * (module.leaf**2).sum()
         return total
+
+    def _init_module(self, module, Z, Y, w, seed):
+        """The greedy start of ``init="cart"`` (boosted CARTs,
+        :func:`~._start.boosted_start`), an early-stopping candidate; under
+        ``init="auto"`` the rows are kept for :meth:`_train`, which trains it
+        as a second start; ``"random"``: the layer's own initialization."""
+        if self.init == "cart":
+            from ._start import boosted_start
+
+            boosted_start(self, module, Z, Y, w, seed)
+            return True
+        if self.init == "auto":
+            self._greedy_rows = (Z, Y, w)
+        return False
+
+    def _train(self, plan):
+        from .._core.starts import train_starts
+        from ._start import boosted_start
+
+        return train_starts(self, plan, self.warm_start and hasattr(self, "_module_state"),
+                            self.__dict__.pop("_greedy_rows", None),
+                            plan.module.out_features, boosted_start)
 
     def _fit_setup(self, X, y, sample_weight):
         """The shared set-up, plus the training loop's ``loss_ceiling``: the
@@ -338,6 +363,7 @@ class TreeEnsembleLayerClassifier(TreeClassifierMixin, _BaseTEL):
         backend="auto",
         alpha_splits=0.0,
         alpha_leaves=0.0,
+        init="auto",
         max_iter=100,
         batch_size="auto",
         learning_rate=1e-2,
@@ -358,7 +384,7 @@ class TreeEnsembleLayerClassifier(TreeClassifierMixin, _BaseTEL):
     ):
         super().__init__(
             n_trees=n_trees, max_depth=max_depth, gamma=gamma, backend=backend,
-            alpha_splits=alpha_splits, alpha_leaves=alpha_leaves, max_iter=max_iter,
+            alpha_splits=alpha_splits, alpha_leaves=alpha_leaves, init=init, max_iter=max_iter,
             batch_size=batch_size, learning_rate=learning_rate, optimizer=optimizer,
             momentum=momentum, lr_schedule=lr_schedule, grad_clip=grad_clip,
             early_stopping=early_stopping, validation_fraction=validation_fraction,

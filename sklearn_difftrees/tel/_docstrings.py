@@ -33,6 +33,19 @@ _DOC_PARAMS = """
         L2 penalty on the split weights (standardized scale).
     alpha_leaves : float, default=0.0
         L2 penalty on the leaf vectors.
+    init : {{"auto", "random", "cart"}}, default="auto"
+        Start of training. ``"random"``: the paper's random splits and
+        leaves. ``"cart"``: the ensemble set to a short gradient boosting of
+        CARTs of depth ``max_depth`` (one multi-output tree per round,
+        shrinkage 0.3, grown on at most 20,000 of the training rows), every
+        split ``x_f <= t`` as the score ``10 (x_f - t)`` on the standardized
+        features, kept as the early-stopping candidate of epoch 0.
+        ``"auto"``: train from both starts side by side, with the same
+        validation rows, and keep the ensemble trained from the greedy
+        start only when its per-row validation losses are clearly lower (a
+        paired statistic above 2), else the random start's; without
+        ``early_stopping``, the random start alone. ``init_`` records which
+        (see the user guide, "Two starts").
     max_iter : int, default=100
         Maximum number of epochs.
 """ + batch_size_doc(128) + """    learning_rate : float, default=1e-2
@@ -97,6 +110,9 @@ _DOC_ATTRS = """
     n_reachable_leaves_ : float
         Mean number of leaves a training sample reaches with a nonzero
         probability, per tree (1 means hard routing everywhere).
+    init_ : {{"random", "cart"}}
+        The start the returned ensemble was trained from (``init="auto"``
+        chooses).
     n_iter_ : int
         Number of epochs run.
     loss_curve_ : list of float
