@@ -12,9 +12,10 @@ better: the paired statistic of :func:`~.selection.paired_advantage` above
 :data:`AUTO_INIT_Z`.
 
 The two runs (:class:`~._trainer.TrainingRun`) are stepped an epoch each in
-turn; every run is epoch for epoch the one a single start trains. At the
-end of every cycle of the learning-rate schedule (every ``ceil(max_iter /
-4)`` epochs) the best models so far are compared with the same statistic,
+turn; every run is epoch for epoch the one a single start trains. Every
+``ceil(max_iter / 4)`` epochs (the end of a cycle of the cosine schedule;
+a quarter of the budget under a constant one) the best models so far are
+compared with the same statistic,
 and the greedy start's run is abandoned where it is not ahead at all
 (statistic at most :data:`AUTO_DROP_Z`): the greedy start begins as a
 fitted tree and the random start catches up, so the statistic mostly falls
