@@ -5,7 +5,6 @@ whose own tests are in test_greedy_start.py)."""
 import numpy as np
 import pytest
 import torch
-from sklearn.datasets import make_classification, make_regression
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from sklearn_difftrees import (LatentTreeClassifier, LatentTreeRegressor,
@@ -13,6 +12,7 @@ from sklearn_difftrees import (LatentTreeClassifier, LatentTreeRegressor,
 from sklearn_difftrees._core.greedy import cart_to_complete
 from sklearn_difftrees.latent_tree._start import CART_SCALE
 from sklearn_difftrees.tel import _start as tel_start
+from test_greedy_start import _data  # the same small tables (unequal feature scales)
 
 FAMILIES = {
     "LatentTree": (LatentTreeClassifier, LatentTreeRegressor, dict(max_depth=3)),
@@ -21,14 +21,6 @@ FAMILIES = {
 }
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-
-
-def _data(task):
-    if task == "classification":
-        X, y = make_classification(400, 6, n_informative=4, n_classes=3, random_state=0)
-    else:
-        X, y = make_regression(400, 6, n_informative=4, noise=5.0, random_state=0)
-    return X * np.array([1, 10, 100, 0.1, 1, 1000]) + 3.0, y  # unequal scales
 
 
 def _hard_leaf(scores, depth):

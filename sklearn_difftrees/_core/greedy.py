@@ -59,6 +59,7 @@ __all__ = [
     "greedy_reference",
     "level_splits",
     "row_subsample",
+    "scale_axis_rows",
     "set_axis_rows",
 ]
 
@@ -330,6 +331,17 @@ def set_axis_rows(W, b, rows, feature, threshold, norm):
     c = norm / np.sqrt(1.0 + threshold**2)
     W[rows, feature] = c
     b[rows] = -c * threshold
+
+
+def scale_axis_rows(W, b, scale):
+    """Rescale (in place) every nonzero axis-aligned row of ``(W, b)`` (from
+    :func:`cart_to_complete`) so that its weight is ``scale``: the split
+    ``x[f] <= t`` becomes the score ``scale * (x[f] - t)``; zero rows (below
+    a shallower CART leaf) stay zero."""
+    c = np.abs(W).max(axis=1)
+    split = c > 0
+    W[split] *= (scale / c[split])[:, None]
+    b[split] *= scale / c[split]
 
 
 def row_subsample(n, max_rows, rng):

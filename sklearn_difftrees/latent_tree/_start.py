@@ -61,6 +61,23 @@ def fit_linear_head(H, Y, w, n_outputs, classification):
     return np.atleast_2d(ridge.coef_), np.atleast_1d(ridge.intercept_)
 
 
+def _start_head(module, Zt, Y, w, classification):
+    """Fit the head of ``module`` (in place) on ``[x, z]`` of its tree on the
+    rows ``Zt`` (training mode: ``a`` solved on these rows) by
+    :func:`fit_linear_head`; where that returns ``None`` the head stays."""
+    import torch
+
+    with torch.no_grad():
+        H = module.features(Zt).double().numpy()
+    head = module.head[-1]
+    fitted = fit_linear_head(H, Y, w, head.out_features, classification)
+    if fitted is None:
+        return
+    with torch.no_grad():
+        head.weight.copy_(torch.as_tensor(fitted[0]))
+        head.bias.copy_(torch.as_tensor(fitted[1]))
+
+
 def linear_start(module, Z, Y, w, classification, seed):
     """Start ``module`` (a ``_LatentTreeNet`` with a linear head, training
     mode) in place: split biases balanced on the rows, head fitted on their
@@ -74,14 +91,7 @@ def linear_start(module, Z, Y, w, classification, seed):
     Zt = torch.as_tensor(Z[rows])
     with torch.no_grad():
         module.tree.init_bias(Zt)
-        H = module.features(Zt).double().numpy()  # training mode: a solved on these rows
-    head = module.head[-1]
-    fitted = fit_linear_head(H, Y[rows], w[rows], head.out_features, classification)
-    if fitted is None:
-        return
-    with torch.no_grad():
-        head.weight.copy_(torch.as_tensor(fitted[0]))
-        head.bias.copy_(torch.as_tensor(fitted[1]))
+    _start_head(module, Zt, Y[rows], w[rows], classification)
 
 
 #: Split-score scale of the greedy start (``init="cart"``): every embedded
@@ -93,40 +103,29 @@ def linear_start(module, Z, Y, w, classification, seed):
 CART_SCALE = 10.0
 
 
-def cart_start(est, module, Z, Y, w, seed, scale=None):
+def cart_start(est, module, Z, Y, w, seed):
     """Greedy start of ``module`` (in place): the split layer set to the CART
     of depth ``est.max_depth`` grown on (at most :data:`START_MAX_ROWS` of)
-    the standardized training rows, each split ``x_f <= t`` as the row
-    ``s = c (x_f - t)`` with ``c = scale`` (default :data:`CART_SCALE`);
-    a CART leaf above ``max_depth`` leaves zero rows below it (score 0: both
-    children get ``z = 1/2``). The head is then fitted on ``[x, z]`` of that
-    tree as :func:`linear_start` does (on the same rows)."""
+    the standardized training rows, each split ``x_f <= t`` as the score
+    ``s = CART_SCALE (x_f - t)``; a CART leaf above ``max_depth`` leaves zero
+    rows below it (score 0: both children get ``z = 1/2``). The head is then
+    fitted on ``[x, z]`` of that tree as :func:`linear_start` does (on the
+    same rows)."""
     import torch
     from sklearn.base import is_classifier
 
-    from .._core.greedy import cart_to_complete, fit_cart
+    from .._core.greedy import cart_to_complete, fit_cart, scale_axis_rows
 
-    scale = CART_SCALE if scale is None else scale
     classification = is_classifier(est)
     rows = row_subsample(Z.shape[0], START_MAX_ROWS, seed)
     Zr = np.asarray(Z[rows], dtype=np.float64)
     cart = fit_cart(Zr, Y[rows], w[rows], depth=est.max_depth,
                     classification=classification, seed=seed)
     W, b, _ = cart_to_complete(cart, est.max_depth, Z.shape[1], 1.0)
-    c = np.abs(W).max(axis=1)
-    split = c > 0
-    W[split] *= (scale / c[split])[:, None]
-    b[split] *= scale / c[split]
+    scale_axis_rows(W, b, CART_SCALE)
     tree = module.tree
     with torch.no_grad():
         tree.split.weight.copy_(torch.as_tensor(W))
         tree.split.bias.copy_(torch.as_tensor(b))
         tree.bias_pending.fill_(False)
-        H = module.features(torch.as_tensor(Z[rows])).double().numpy()
-    head = module.head[-1]
-    fitted = fit_linear_head(H, Y[rows], w[rows], head.out_features, classification)
-    if fitted is None:
-        return
-    with torch.no_grad():
-        head.weight.copy_(torch.as_tensor(fitted[0]))
-        head.bias.copy_(torch.as_tensor(fitted[1]))
+    _start_head(module, torch.as_tensor(Z[rows]), Y[rows], w[rows], classification)

@@ -41,7 +41,7 @@ def boosted_start(est, module, Z, Y, w, seed):
     from sklearn.base import is_classifier
     from sklearn.tree import DecisionTreeRegressor
 
-    from .._core.greedy import cart_to_complete, row_subsample
+    from .._core.greedy import cart_to_complete, row_subsample, scale_axis_rows
 
     classification = is_classifier(est)
     T, depth, K = module.n_trees, module.depth, module.out_features
@@ -66,10 +66,7 @@ def boosted_start(est, module, Z, Y, w, seed):
         tree = DecisionTreeRegressor(max_depth=depth, random_state=seed).fit(
             Zr, R, sample_weight=wr)
         W[t], B[t], leaf_node = cart_to_complete(tree, depth, p, 1.0)
-        c = np.abs(W[t]).max(axis=1)
-        split = c > 0
-        W[t, split] *= (CART_SCALE / c[split])[:, None]
-        B[t, split] *= CART_SCALE / c[split]
+        scale_axis_rows(W[t], B[t], CART_SCALE)
         leaves = tree.apply(Zr)
         if classification:  # Newton step per leaf and class: (K-1)/K sum r / sum |r|(1-|r|)
             nodes = tree.tree_.node_count
