@@ -123,7 +123,8 @@ def test_training_run_stepped_by_hand_is_train(keep_start):
         if how == "train":
             history = train(plan.module, est._loss_fn, plan.train_data, **kw)
         else:
-            run = TrainingRun(plan.module, est._loss_fn, plan.train_data, **kw)
+            run = TrainingRun(plan.module, est._loss_fn, plan.train_data, **kw,
+                              track_rows=True)
             epochs = 0
             while run.step():
                 epochs += 1
@@ -182,17 +183,38 @@ def _tree_arrays(est):
     return t.weights, t.bias, t.value
 
 
+#: The statistic that makes ``init="auto"`` keep each start while both runs
+#: train to the end: above AUTO_INIT_Z (the greedy start), or between
+#: AUTO_DROP_Z and AUTO_INIT_Z (the random start; never abandoned).
+FORCED_STATISTIC = {"cart": np.inf, "random": 1.0}
+
+
+def force_statistic(monkeypatch, z):
+    """Make every paired comparison of ``init="auto"`` return ``z``; returns
+    the list of the ``TrainingRun`` objects the fits build."""
+    from sklearn_difftrees._core import selection
+    from sklearn_difftrees._core._trainer import TrainingRun
+
+    monkeypatch.setattr(selection, "paired_advantage", lambda *a, **k: (0.0, z))
+    real_init, runs = TrainingRun.__init__, []
+
+    def init(self, *args, **kwargs):
+        runs.append(self)
+        real_init(self, *args, **kwargs)
+
+    monkeypatch.setattr(TrainingRun, "__init__", init)
+    return runs
+
+
 @pytest.mark.parametrize("weights", ["none", "sample_weight", "class_weight"])
 @pytest.mark.parametrize("task", ["classification", "regression"])
-@pytest.mark.parametrize("threshold, expected", [(-np.inf, "cart"), (np.inf, "random")])
-def test_auto_init_returns_exactly_the_chosen_starts_tree(monkeypatch, task, threshold,
-                                                          expected, weights):
+@pytest.mark.parametrize("expected", ["cart", "random"])
+def test_auto_init_returns_exactly_the_chosen_starts_tree(monkeypatch, task, expected,
+                                                          weights):
     """Whichever start the statistic picks, the fitted tree is bit for bit the
     one ``init=<that start>`` fits with the same seed (same validation rows,
     batch order and schedule; the greedy start grown on the same float64
     weights, zeros and class weights included)."""
-    from sklearn_difftrees._core import starts as _start
-
     X, y = _data(task)
     cls = DGTClassifier if task == "classification" else DGTRegressor
     params = dict(max_depth=3, max_iter=8, random_state=0)
@@ -205,10 +227,10 @@ def test_auto_init_returns_exactly_the_chosen_starts_tree(monkeypatch, task, thr
             pytest.skip("class_weight is a classifier parameter")
         params["class_weight"] = "balanced"
         y = np.where(np.arange(len(y)) % 5 == 0, 2, y)  # unbalanced classes
-    monkeypatch.setattr(_start, "AUTO_INIT_Z", threshold)
-    monkeypatch.setattr(_start, "AUTO_DROP_Z", -np.inf)  # the greedy run never abandoned
+    runs = force_statistic(monkeypatch, FORCED_STATISTIC[expected])
     auto = cls(init="auto", **params).fit(X, y, **fit_params)
     assert auto.init_ == expected
+    assert len(runs) == 2 and runs[0].epoch == runs[1].epoch == 8  # both ran to the end
     single = cls(init=expected, **params).fit(X, y, **fit_params)
     assert single.init_ == expected
     for a, b in zip(_tree_arrays(auto), _tree_arrays(single)):
@@ -330,13 +352,11 @@ def test_cart_start_grows_on_a_subsample_of_large_data(monkeypatch, rows_seen):
 def test_auto_init_shows_only_the_kept_runs_warnings(monkeypatch):
     """Each run may warn that it reached max_iter; the user sees the warnings of
     the run whose tree is returned, as a fit with that start alone."""
-    from sklearn_difftrees._core import starts as _start
-
     X, y = _data("classification")
-    for threshold in (-np.inf, np.inf):
-        monkeypatch.setattr(_start, "AUTO_INIT_Z", threshold)
+    for start, z in FORCED_STATISTIC.items():
+        force_statistic(monkeypatch, z)
         counts = []
-        for init in ("auto", "cart" if threshold < 0 else "random"):
+        for init in ("auto", start):
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 DGTClassifier(max_depth=3, max_iter=3, init=init, random_state=0).fit(X, y)
@@ -374,6 +394,44 @@ def test_auto_init_survives_one_diverged_run(monkeypatch, fail):
     assert len(runs) == 2
     assert est.init_ == ("cart" if fail == [1] else "random")
     assert est.predict(X).shape == (len(y),)
+
+
+def test_abandoned_greedy_run_is_kept_when_the_random_run_diverges_later(monkeypatch):
+    """The greedy run abandoned at the first check (forced), the random run
+    diverging after it: the greedy start's best tree is returned, without the
+    abandoned run's ConvergenceWarning (it did not reach max_iter)."""
+    from sklearn_difftrees._core._trainer import TrainingRun
+
+    runs = force_statistic(monkeypatch, -1.0)  # never ahead: abandoned at epoch 2
+    real_step = TrainingRun.step
+
+    def step(self):
+        if self is runs[0] and self.epoch == 4:
+            raise FloatingPointError("diverged")
+        return real_step(self)
+
+    monkeypatch.setattr(TrainingRun, "step", step)
+    X, y = _data("classification")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = DGTClassifier(max_depth=3, max_iter=8, random_state=0).fit(X, y)
+    assert [r.epoch for r in runs] == [4, 2]
+    assert est.init_ == "cart"
+    assert not [c for c in caught if issubclass(c.category, ConvergenceWarning)]
+
+
+def test_auto_init_trains_one_start_when_two_exceed_the_memory_limit(monkeypatch):
+    """A configuration whose model fits the memory limit once but not twice
+    trains the random start alone, with a warning that says why."""
+    from sklearn_difftrees._core._memory import ENV_VAR
+
+    X, y = _data("classification")  # the depth-3 module's estimate: 1168 bytes
+    monkeypatch.setenv(ENV_VAR, "1500")
+    with pytest.warns(UserWarning, match="two models side by side"):
+        est = DGTClassifier(max_depth=3, max_iter=3, random_state=0).fit(X, y)
+    assert est.init_ == "random"
+    single = DGTClassifier(max_depth=3, max_iter=3, init="random", random_state=0).fit(X, y)
+    np.testing.assert_array_equal(est.tree_.weights, single.tree_.weights)
 
 
 def test_auto_init_skips_the_greedy_run_on_too_few_validation_rows(monkeypatch):

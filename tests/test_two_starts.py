@@ -12,7 +12,8 @@ from sklearn_difftrees import (LatentTreeClassifier, LatentTreeRegressor,
 from sklearn_difftrees._core.greedy import cart_to_complete
 from sklearn_difftrees.latent_tree._start import CART_SCALE
 from sklearn_difftrees.tel import _start as tel_start
-from test_greedy_start import _data  # the same small tables (unequal feature scales)
+from test_greedy_start import (FORCED_STATISTIC, _data,  # the same small tables
+                               force_statistic)
 
 FAMILIES = {
     "LatentTree": (LatentTreeClassifier, LatentTreeRegressor, dict(max_depth=3)),
@@ -49,6 +50,8 @@ def test_cart_start_routes_like_the_cart_it_came_from(task):
     with torch.no_grad():
         scores = plan.module.tree.split(plan.train_data[0]).double().numpy()
     np.testing.assert_array_equal(leaf_node[_hard_leaf(scores, 4)], cart.apply(Z))
+    # The start's biases are final: training does not re-balance them.
+    assert not bool(plan.module.tree.bias_pending)
     # Every split is the CART's threshold scaled by CART_SCALE (unit weight
     # on one feature per splitting node, zero rows below shallower leaves).
     W = plan.module.tree.split.weight.detach().double().numpy()
@@ -59,56 +62,71 @@ def test_cart_start_routes_like_the_cart_it_came_from(task):
 
 @pytest.mark.parametrize("family", list(FAMILIES))
 @pytest.mark.parametrize("task", ["classification", "regression"])
-@pytest.mark.parametrize("threshold, expected", [(-np.inf, "cart"), (np.inf, "random")])
+@pytest.mark.parametrize("weights", ["none", "sample_weight", "class_weight"])
+@pytest.mark.parametrize("expected", ["cart", "random"])
 def test_auto_init_returns_exactly_the_chosen_starts_model(monkeypatch, family, task,
-                                                           threshold, expected):
-    from sklearn_difftrees._core import starts
-
+                                                           expected, weights):
+    """The two runs trained side by side to the end, the kept one is bit for
+    bit the fit of that start alone (weights included)."""
     X, y = _data(task)
     clf, reg, params = FAMILIES[family]
     cls = clf if task == "classification" else reg
-    params = dict(params, max_iter=8, random_state=0)
-    monkeypatch.setattr(starts, "AUTO_INIT_Z", threshold)
-    monkeypatch.setattr(starts, "AUTO_DROP_Z", -np.inf)
-    auto = cls(init="auto", **params).fit(X, y)
-    single = cls(init=expected, **params).fit(X, y)
+    params = dict(params, max_iter=8, n_iter_no_change=50, random_state=0)
+    fit_params = {}
+    if weights == "sample_weight":
+        fit_params = dict(sample_weight=np.random.RandomState(1).choice(
+            [0.0, 1.0, 2.0, 3.5], size=len(y)))
+    elif weights == "class_weight":
+        if task == "regression":
+            pytest.skip("class_weight is a classifier parameter")
+        params["class_weight"] = "balanced"
+        y = np.where(np.arange(len(y)) % 5 == 0, 2, y)  # unbalanced classes
+    runs = force_statistic(monkeypatch, FORCED_STATISTIC[expected])
+    auto = cls(init="auto", **params).fit(X, y, **fit_params)
+    assert len(runs) == 2 and runs[0].epoch == runs[1].epoch == 8  # both ran to the end
+    single = cls(init=expected, **params).fit(X, y, **fit_params)
     assert auto.init_ == single.init_ == expected
     np.testing.assert_array_equal(auto.predict(X), single.predict(X))
     assert auto.n_iter_ == single.n_iter_
     assert auto.loss_curve_ == single.loss_curve_
 
 
-@pytest.mark.parametrize("task", ["classification", "regression"])
+@pytest.mark.parametrize("task", ["3 classes", "2 classes", "regression", "2 targets"])
 def test_tel_boosted_start_is_the_boosted_carts(monkeypatch, task):
     """Before training, TEL's greedy start predicts what the boosted CARTs it
     was set to predict: the rounds' values summed along each row's CART
     leaves, wherever the routing is hard (all but the rows within gamma /
-    (2 c) of a threshold; a large scale c makes that band negligible)."""
+    (2 c) of a threshold; a large scale c makes that band negligible). The
+    classifier's rounds take the Newton step of the softmax loss, computed
+    here from the probabilities: (K - 1) / K * sum(w r) / sum(w p (1 - p))."""
     from sklearn.tree import DecisionTreeRegressor
 
     monkeypatch.setattr(tel_start, "CART_SCALE", 1e4)
-    X, y = _data(task)
-    cls = TreeEnsembleLayerClassifier if task == "classification" else TreeEnsembleLayerRegressor
+    classification = "classes" in task
+    X, y = _data("classification" if classification else "regression")
+    if task == "2 classes":
+        y = (y > 0).astype(int)
+    elif task == "2 targets":
+        y = np.column_stack([y, np.sin(X[:, 0])])
+    cls = TreeEnsembleLayerClassifier if classification else TreeEnsembleLayerRegressor
     est = cls(n_trees=4, max_depth=3, init="cart", random_state=0)
     plan = est._fit_setup(X, y, None)
     assert plan.train_kwargs["keep_start"]
     Z, Y, w = (t.numpy().astype(np.float64) for t in plan.train_data)
     seed, K = plan.train_kwargs["seed"], plan.module.out_features
-    target = np.eye(K)[Y.astype(int)] if task == "classification" else Y.reshape(-1, 1)
+    target = np.eye(K)[Y.astype(int)] if classification else Y.reshape(len(Y), -1)
     F = np.zeros_like(target)
     for _ in range(4):  # the rounds, by sklearn's trees directly
-        if task == "classification":
-            P = np.exp(F - F.max(1, keepdims=True))
-            R = target - P / P.sum(1, keepdims=True)
-        else:
-            R = target - F
+        P = np.exp(F - F.max(1, keepdims=True))
+        P /= P.sum(1, keepdims=True)
+        R = target - P if classification else target - F
         tree = DecisionTreeRegressor(max_depth=3, random_state=seed).fit(Z, R, sample_weight=w)
         leaves = tree.apply(Z)
-        if task == "classification":
-            num = np.stack([np.bincount(leaves, w * R[:, k], tree.tree_.node_count)
+        if classification:
+            nodes = tree.tree_.node_count
+            num = np.stack([np.bincount(leaves, w * R[:, k], nodes) for k in range(K)], 1)
+            den = np.stack([np.bincount(leaves, w * P[:, k] * (1 - P[:, k]), nodes)
                             for k in range(K)], 1)
-            den = np.stack([np.bincount(leaves, w * np.abs(R[:, k]) * (1 - np.abs(R[:, k])),
-                                        tree.tree_.node_count) for k in range(K)], 1)
             value = (K - 1) / K * num / np.maximum(den, 1e-12)
         else:
             value = tree.tree_.value[:, :, 0]
@@ -117,6 +135,8 @@ def test_tel_boosted_start_is_the_boosted_carts(monkeypatch, task):
         out = plan.module(plan.train_data[0]).double().numpy()
     close = np.isclose(out, F, rtol=1e-4, atol=1e-4).all(axis=1)
     assert close.mean() > 0.99
+    if classification:  # the start already fits its rows better than the prior
+        assert (out.argmax(1) == Y).mean() > max(np.bincount(Y.astype(int))) / len(Y)
 
 
 @pytest.mark.parametrize("family", list(FAMILIES))

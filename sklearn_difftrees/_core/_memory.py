@@ -14,12 +14,19 @@ The limit is :data:`DEFAULT_LIMIT` (4 GiB) unless the environment variable
 ``os.environ[...] = ...`` works inside a running process): a number of bytes
 with an optional unit (``"512MiB"``, ``"16GiB"``, ``"2e9"``, ``"8GB"``), or
 ``"none"`` / ``"0"`` to disable the check.
+
+A fit that holds several models of one configuration at once (the two starts
+of ``init="auto"``) builds them inside :func:`models_held` so that every
+check counts all of them.
 """
 
+import contextlib
+import contextvars
 import os
 import re
 
-__all__ = ["DEFAULT_LIMIT", "ENV_VAR", "MemoryLimitError", "check_memory", "memory_limit"]
+__all__ = ["DEFAULT_LIMIT", "ENV_VAR", "MemoryLimitError", "check_memory", "memory_limit",
+           "models_held"]
 
 #: Environment variable overriding the limit.
 ENV_VAR = "SKLEARN_DIFFTREES_MAX_MEMORY"
@@ -58,6 +65,20 @@ def memory_limit():
     return int(float(m.group(1)) * _UNITS[m.group(2)])
 
 
+_HELD = contextvars.ContextVar("sklearn_difftrees_models_held", default=1)
+
+
+@contextlib.contextmanager
+def models_held(count):
+    """Inside this block, :func:`check_memory` counts ``count`` models of the
+    configuration it checks (thread- and task-local)."""
+    token = _HELD.set(int(count))
+    try:
+        yield
+    finally:
+        _HELD.reset(token)
+
+
 def _fmt(n):
     return f"{n / 2**30:.2f} GiB" if n >= 2**30 else f"{n / 2**20:.0f} MiB"
 
@@ -76,6 +97,10 @@ def check_memory(owner, n_bytes, what):
         n_trees=20"``: the message tells the user what to reduce.
     """
     limit = memory_limit()
+    held = _HELD.get()
+    n_bytes = n_bytes * held
+    if held > 1:
+        what = f"{what} ({held} models held at once)"
     if limit is not None and n_bytes > limit:
         raise MemoryLimitError(
             f"{owner} with {what} needs about {_fmt(n_bytes)}, above the memory "

@@ -200,18 +200,20 @@ class EpochMonitor:
             self.history.stopped_early = True
         return self.history.stopped_early
 
-    def finish(self):
-        """Close the progress display; warn when the budget ran out before the
-        stopping rule fired."""
+    def finish(self, emit=True, note=None):
+        """Close the progress display (with ``note``, if given); when the
+        budget ran out before the stopping rule fired, set
+        ``convergence_message`` and (``emit``) warn with it."""
         h = self.history
-        self.progress.close(
-            f"stopped early (best epoch {h.best_epoch})" if h.stopped_early else None
-        )
+        if note is None and h.stopped_early:
+            note = f"stopped early (best epoch {h.best_epoch})"
+        self.progress.close(note)
+        self.convergence_message = None
         if self.history.n_iter > 0 and not self.history.stopped_early:
             watched = "validation loss" if self.has_validation else f"training {self.loss_name}"
-            warnings.warn(
+            self.convergence_message = (
                 f"{self.name}: reached max_iter={self.max_iter} epochs before the "
-                f"{watched} stopped improving; consider increasing max_iter.",
-                ConvergenceWarning,
-            )
+                f"{watched} stopped improving; consider increasing max_iter.")
+            if emit:
+                warnings.warn(self.convergence_message, ConvergenceWarning)
         return self.history

@@ -174,6 +174,8 @@ class TrainingRun:
         (:class:`~sklearn_difftrees._core._monitor.EpochMonitor`); e.g. the
         training loss of a depth-2 CART
         (:func:`~sklearn_difftrees._core.greedy.greedy_loss`).
+    track_rows : bool, default=False
+        Keep ``best_row_losses`` (for a caller comparing runs row by row).
 
     Early stopping: with ``early_stopping`` the validation loss is monitored
     and the weights of the best epoch are restored at the end; otherwise the
@@ -189,10 +191,10 @@ class TrainingRun:
     epoch : int
         Epochs trained so far.
     best_row_losses : ndarray of float64 or None
-        With validation data: the per-row validation losses of the best
-        epoch so far (the weights :meth:`finish` restores under
-        ``early_stopping``), as :func:`row_losses` computes them; ``None``
-        before the first candidate epoch.
+        With validation data and ``track_rows=True``: the per-row validation
+        losses of the best epoch so far (the weights :meth:`finish` restores
+        under ``early_stopping``), as :func:`row_losses` computes them;
+        ``None`` before the first candidate epoch.
     """
 
     def __init__(
@@ -220,8 +222,10 @@ class TrainingRun:
         keep_start=False,
         loss_ceiling=None,
         name="model",
+        track_rows=False,
     ):
         self.module, self.loss_fn, self.train_data = module, loss_fn, train_data
+        self.track_rows = track_rows
         self.validation_data, self.score_fn, self.penalty_fn = (validation_data, score_fn,
                                                                 penalty_fn)
         self.max_iter, self.batch_size, self.grad_clip = max_iter, batch_size, grad_clip
@@ -271,13 +275,22 @@ class TrainingRun:
 
     def _keep_best(self, rows):
         self.best_state = {k: v.detach().clone() for k, v in self.module.state_dict().items()}
-        self.best_row_losses = rows.double().cpu().numpy()
+        if self.track_rows:
+            self.best_row_losses = rows.double().cpu().numpy()
 
     def step(self):
         """Train one epoch; return whether the run goes on (False once it
-        stopped: patience exhausted or ``max_iter`` reached)."""
+        stopped: patience exhausted or ``max_iter`` reached). A divergence
+        raises :class:`FloatingPointError` and stops the run."""
         if self._stopped:
             return False
+        try:
+            return self._epoch()
+        except FloatingPointError:
+            self._stopped = True
+            raise
+
+    def _epoch(self):
         module, loss_fn, penalty_fn = self.module, self.loss_fn, self.penalty_fn
         X, Y, w = self.train_data
         self.epoch += 1
@@ -294,7 +307,6 @@ class TrainingRun:
             value = float(loss.detach())  # one read of the loss per step
             if not math.isfinite(value):
                 self.monitor.progress.close("diverged")  # end the bar before the error
-                self._stopped = True
                 raise FloatingPointError(
                     f"{self.name} diverged: the training loss became {value} at epoch "
                     f"{self.epoch}. Try a smaller learning_rate (currently "
@@ -318,12 +330,18 @@ class TrainingRun:
         self._stopped = self.monitor.should_stop or self.epoch >= self.max_iter
         return not self._stopped
 
-    def finish(self):
+    def finish(self, emit=True, note=None):
         """End the run: restore the best epoch's weights (``early_stopping``),
-        put the module in eval mode and return the :class:`History`."""
+        put the module in eval mode and return the :class:`History`.
+
+        The :class:`~sklearn.exceptions.ConvergenceWarning` of a run that
+        reached ``max_iter`` is emitted (``emit``) and kept in
+        ``convergence_message``; ``note`` ends the progress display (e.g. a
+        run abandoned by its caller)."""
         self._stopped = True
         if self.early_stopping and self.best_state is not None:
             self.module.load_state_dict(self.best_state)
-        history = self.monitor.finish()
+        history = self.monitor.finish(emit=emit, note=note)
+        self.convergence_message = self.monitor.convergence_message
         self.module.eval()
         return history

@@ -332,7 +332,7 @@ class BaseGradientModel(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
             name=getattr(self, "_owner_name", type(self).__name__),  # set by a wrapper
         )
         return _FitPlan(module, pack(Z_fit, Y_fit, w_fit), train_kwargs, device,
-                        X, Y, sample_weight, keep)
+                        X, Y, sample_weight, keep, None if warm else (Z_fit, Y_fit, w_fit))
 
     def _fit_complete(self, plan, history):
         """Everything of ``fit`` after the training loop: the training record
@@ -367,21 +367,19 @@ class _FitPlan:
     :func:`~sklearn_difftrees._core._trainer.train`, ``validation_data`` and
     ``seed`` included), and what :meth:`~BaseGradientModel._fit_complete`
     needs to freeze the model: the validated ``X``, encoded ``Y``,
-    ``sample_weight`` and the indices ``keep`` of the rows of nonzero weight.
+    ``sample_weight`` and the indices ``keep`` of the rows of nonzero weight;
+    ``start_rows``: the numpy training rows ``(Z, Y, w)`` that
+    ``_init_module`` started the module from (``None`` in a continuation).
     """
 
     __slots__ = ("module", "train_data", "train_kwargs", "device", "X", "Y",
-                 "sample_weight", "keep")
+                 "sample_weight", "keep", "start_rows")
 
-    def __init__(self, module, train_data, train_kwargs, device, X, Y, sample_weight, keep):
-        self.module = module
-        self.train_data = train_data
-        self.train_kwargs = train_kwargs
-        self.device = device
-        self.X = X
-        self.Y = Y
-        self.sample_weight = sample_weight
-        self.keep = keep
+    def __init__(self, module, train_data, train_kwargs, device, X, Y, sample_weight, keep,
+                 start_rows=None):
+        self.module, self.train_data, self.train_kwargs = module, train_data, train_kwargs
+        self.device, self.X, self.Y = device, X, Y
+        self.sample_weight, self.keep, self.start_rows = sample_weight, keep, start_rows
 
 
 class BaseGradientTree(BaseObliqueTree, BaseGradientModel):

@@ -20,7 +20,8 @@ and the greedy start's run is abandoned where it is not ahead at all
 (statistic at most :data:`AUTO_DROP_Z`): the greedy start begins as a
 fitted tree and the random start catches up, so the statistic mostly falls
 during training and was never seen to climb from there above
-:data:`AUTO_INIT_Z` (the method guides record the measurements).
+:data:`AUTO_INIT_Z` (measured on DGT's runs, docs/dgt.md, "Two starts").
+Both models count against the memory limit (:func:`~._memory.models_held`).
 
 The method supplies its greedy start (``greedy_start(est, module, Z, Y, w,
 seed)``, setting a freshly built module in place); this module knows no
@@ -30,25 +31,27 @@ method. Imported only inside ``fit`` (through :mod:`._trainer`, torch).
 import math
 import warnings
 
+from sklearn.exceptions import ConvergenceWarning
+
 __all__ = ["AUTO_DROP_Z", "AUTO_INIT_Z", "train_starts"]
 
 #: One-sided threshold of the paired statistic above which ``init="auto"``
 #: keeps the model trained from the greedy start (a false switch about 2% of
 #: the time when the two are equally good).
 AUTO_INIT_Z = 2.0
-#: At the end of a cycle of the schedule, ``init="auto"`` abandons the greedy
+#: Every ``ceil(max_iter / 4)`` epochs, ``init="auto"`` abandons the greedy
 #: start's run when the paired statistic of its best model so far against the
 #: random start's is at most this (it is not ahead).
 AUTO_DROP_Z = 0.0
 
 
 class _Start:
-    """One start's :class:`~._trainer.TrainingRun`, stepped with its warnings
-    recorded (so that only the kept run's reach the user) and a divergence
-    caught (``error``)."""
+    """One start's :class:`~._trainer.TrainingRun`, stepped with a divergence
+    caught (``error``); its ``ConvergenceWarning`` is held back
+    (``message``) so that only the kept run's reaches the user."""
 
     def __init__(self, make_run):
-        self.caught, self.error, self.history = [], None, None
+        self.error, self.history, self.message = None, None, None
         self.run = self._call(make_run)
 
     @property
@@ -56,25 +59,33 @@ class _Start:
         return self.run is not None and self.history is None and self.error is None
 
     def _call(self, fn):
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                result = fn()
-            except FloatingPointError as exc:
-                self.error, result = exc, None
-        self.caught.extend(caught)
-        return result
+        try:
+            return fn()
+        except FloatingPointError as exc:
+            self.error = exc
+            return None
 
     def step(self):
         """One epoch (nothing once the run ended); finish the run when it stops."""
         if self.active and not self._call(self.run.step) and self.error is None:
             self.finish()
 
-    def finish(self):
-        self.history = self._call(self.run.finish)
+    def finish(self, note=None):
+        self.history = self.run.finish(emit=False, note=note)
+        self.message = None if note else self.run.convergence_message
 
 
-def train_starts(est, plan, warm, greedy_rows, n_outputs, greedy_start):
+def _single(est, plan, warm, init):
+    """Train ``plan.module`` once; set ``init_`` (kept by a continuation)."""
+    from ._trainer import train
+
+    history = train(plan.module, est._loss_fn, plan.train_data, **plan.train_kwargs)
+    if not warm:
+        est.init_ = init
+    return history
+
+
+def train_starts(est, plan, warm, n_outputs, greedy_start):
     """Train ``plan`` as ``est.init`` asks; set ``est.init_``; return the history.
 
     ``"random"`` / ``"cart"`` (the method's ``_init_module`` has already set
@@ -82,40 +93,48 @@ def train_starts(est, plan, warm, greedy_rows, n_outputs, greedy_start):
     keeps the ``init_`` of the fit it continues) train ``plan.module`` once.
     Under ``"auto"``, ``plan.module`` (the random start) is trained side by
     side with a module built by ``est._build_module(n_features, n_outputs)``
-    under the same seed and set by ``greedy_start`` on ``greedy_rows`` (the
-    training rows ``(Z, Y, w)`` that ``init="cart"`` grows its start on),
-    kept as the early-stopping candidate of epoch 0. The latter replaces
+    under the same seed and set by ``greedy_start`` on ``plan.start_rows``
+    (the training rows ``(Z, Y, w)`` that ``init="cart"`` grows its start
+    on), kept as the early-stopping candidate of epoch 0. The latter replaces
     ``plan.module`` when the paired statistic of its validation losses
-    exceeds :data:`AUTO_INIT_Z`; its run is abandoned at the end of a cycle
-    where the statistic of the best models so far is at most
-    :data:`AUTO_DROP_Z`. Only the kept run's warnings are shown; a run that
-    diverges leaves the other (both: its error is raised). The random start
-    is trained alone without validation rows (``early_stopping=False``) and
-    when they are too few for the statistic to reach the threshold
-    (``z <= sqrt(n)``: ``n <= AUTO_INIT_Z**2``).
+    exceeds :data:`AUTO_INIT_Z`; its run is abandoned every ``ceil(max_iter
+    / 4)`` epochs where the statistic of the best models so far is at most
+    :data:`AUTO_DROP_Z`. Only the kept run's ``ConvergenceWarning`` is shown;
+    a run that diverges leaves the other (both: its error is raised). The
+    random start is trained alone without validation rows
+    (``early_stopping=False``), when they are too few for the statistic to
+    reach the threshold (``z <= sqrt(n)``: ``n <= AUTO_INIT_Z**2``), and,
+    with a warning, when the memory limit does not hold two models
+    (:func:`~._memory.models_held`).
     """
-    from ._trainer import TrainingRun, row_losses, seeded, train
+    from ._memory import MemoryLimitError, models_held
+    from ._trainer import TrainingRun, row_losses, seeded
     from .selection import paired_advantage
 
     kw = plan.train_kwargs
     val = kw["validation_data"]
     wv = None if val is None else val[2].double().cpu().numpy()
-    if (warm or est.init != "auto" or val is None
-            or (AUTO_INIT_Z > 0 and wv.sum() ** 2 <= AUTO_INIT_Z**2 * (wv**2).sum())):
-        history = train(plan.module, est._loss_fn, plan.train_data, **kw)
-        if not warm:
-            est.init_ = "cart" if est.init == "cart" else "random"
-        return history
-    Z, Y, w = greedy_rows
-    with seeded(kw["seed"]):
-        module = est._build_module(Z.shape[1], n_outputs)
+    if warm or est.init != "auto":
+        return _single(est, plan, warm, "cart" if est.init == "cart" else "random")
+    if val is None or (AUTO_INIT_Z > 0 and wv.sum() ** 2 <= AUTO_INIT_Z**2 * (wv**2).sum()):
+        return _single(est, plan, warm, "random")
+    Z, Y, w = plan.start_rows
+    try:
+        with models_held(2), seeded(kw["seed"]):
+            module = est._build_module(Z.shape[1], n_outputs)
+    except MemoryLimitError as exc:
+        warnings.warn(f"init='auto' trains two models side by side: {exc} Only the "
+                      "random start was trained (init_='random'); set init='random' or "
+                      "init='cart' to train one start.", UserWarning)
+        return _single(est, plan, warm, "random")
     greedy_start(est, module, Z, Y, w, kw["seed"])
     module.to(plan.device)
-    random = _Start(lambda: TrainingRun(plan.module, est._loss_fn, plan.train_data, **kw))
+    random = _Start(lambda: TrainingRun(plan.module, est._loss_fn, plan.train_data,
+                                        **kw, track_rows=True))
     greedy = _Start(lambda: TrainingRun(module, est._loss_fn, plan.train_data, **{
-        **kw, "keep_start": True, "name": f"{kw['name']} (greedy start)"}))
+        **kw, "keep_start": True, "name": f"{kw['name']} (greedy start)"}, track_rows=True))
     cycle = max(1, math.ceil(kw["max_iter"] / 4))
-    dropped = None
+    why = None
     while random.active or greedy.active:
         random.step()
         greedy.step()
@@ -124,26 +143,25 @@ def train_starts(est, plan, warm, greedy_rows, n_outputs, greedy_start):
                 and greedy.run.best_row_losses is not None):
             _, z = paired_advantage(random.run.best_row_losses,
                                     greedy.run.best_row_losses, wv)
-            if z <= AUTO_DROP_Z:  # not ahead at the end of a cycle: abandoned
-                dropped = greedy.run.epoch
-                greedy.finish()
+            if z <= AUTO_DROP_Z:  # not ahead: abandoned
+                why = (f"the greedy start was abandoned at epoch {greedy.run.epoch} "
+                       f"(paired statistic {z:.2f} <= {AUTO_DROP_Z})")
+                greedy.finish(note=f"abandoned (not ahead at epoch {greedy.run.epoch})")
     if random.error is not None or greedy.error is not None:
         if random.error is not None and greedy.error is not None:
             raise random.error
         z = math.inf if random.error is not None else -math.inf
-    elif dropped is None:
+    elif why is None:
         _, z = paired_advantage(row_losses(plan.module, est._loss_fn, val[0], val[1]),
                                 row_losses(module, est._loss_fn, val[0], val[1]), wv)
-    keep_greedy = z > AUTO_INIT_Z and (dropped is None or random.error is not None)
+    keep_greedy = z > AUTO_INIT_Z and (why is None or random.error is not None)
     est.init_ = "cart" if keep_greedy else "random"
     kept = greedy if keep_greedy else random
-    for record in kept.caught:
-        warnings.warn_explicit(record.message, record.category, record.filename,
-                               record.lineno)
+    if kept.message is not None:
+        warnings.warn(kept.message, ConvergenceWarning)
     if est.verbose >= 2:  # with the per-epoch lines
-        why = (f"the greedy start was abandoned at epoch {dropped} (paired statistic "
-               f"{z:.2f} <= {AUTO_DROP_Z})" if dropped is not None
-               else f"paired statistic {z:.2f}, threshold {AUTO_INIT_Z}")
+        if why is None or random.error is not None:
+            why = f"paired statistic {z:.2f}, threshold {AUTO_INIT_Z}"
         print(f"{type(est).__name__}: init='auto' kept the {est.init_} start ({why})")
     if keep_greedy:
         plan.module = module

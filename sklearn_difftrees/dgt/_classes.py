@@ -175,10 +175,8 @@ class _BaseDGT(BaseGradientTree):
 
     def _init_module(self, module, Z, Y, w, seed):
         """Greedy start of ``init="cart"`` (:func:`~._start.cart_start`), kept as
-        the early-stopping candidate of epoch 0; ``"auto"`` keeps the rows for
-        :meth:`_train`, which trains it as a second start."""
-        if self.init == "auto":
-            self._greedy_rows = (Z, Y, w)
+        the early-stopping candidate of epoch 0. Under ``"auto"``,
+        :meth:`_train` trains it as a second start (from ``plan.start_rows``)."""
         if self.init != "cart":
             return False
         from ._start import cart_start
@@ -190,9 +188,8 @@ class _BaseDGT(BaseGradientTree):
         from .._core.starts import train_starts
         from ._start import cart_start
 
-        rows = self.__dict__.pop("_greedy_rows", None)
         return train_starts(self, plan, self.warm_start and hasattr(self, "_module_state"),
-                            rows, plan.module.leaf.shape[1], cart_start)
+                            plan.module.leaf.shape[1], cart_start)
 
     def _penalty(self, module):
         if not (self.alpha_l1 or self.alpha_l2):
@@ -249,8 +246,8 @@ _FOREST_DOC_MAX_DEPTH = """    max_depth : int or "auto", default="auto" (classi
 #: The ``"auto"`` part of the ``init`` entry (the forests, whose members have
 #: one start each, drop it).
 _INIT_AUTO_DOC = """        ``"auto"``: train from both starts, with the same validation rows
-        (about 1.6 times the fit time), and keep the tree trained from the
-        greedy start only when its per-row validation losses are clearly
+        (about 1.6 to 1.8 times the fit time), and keep the tree trained from
+        the greedy start only when its per-row validation losses are clearly
         lower (a paired statistic above 2), else the random start's; without
         ``early_stopping``, the random start alone. ``init_`` records which
         (see the user guide, "Two starts").

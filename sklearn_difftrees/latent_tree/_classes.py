@@ -137,9 +137,9 @@ class _BaseLatentTree(_PrunedTreeMixin, BaseGradientTree):
         biases balanced on the training rows (at most 20,000), then the head
         fitted on the features ``[x, z]`` of that (untrained) tree by
         logistic regression / ridge (:func:`~._start.linear_start`), not a
-        candidate (the fitted tree is always a trained one). Under
-        ``init="auto"`` the rows are kept for :meth:`_train`, which trains
-        the greedy start as a second start."""
+        candidate (from it, the fitted tree is always a trained one). Under
+        ``init="auto"``, :meth:`_train` trains the greedy start as a second
+        start (from ``plan.start_rows``)."""
         if self.head != "linear" or not self._linear_start:
             return False
         from sklearn.base import is_classifier
@@ -149,8 +149,6 @@ class _BaseLatentTree(_PrunedTreeMixin, BaseGradientTree):
         if self.init == "cart":
             cart_start(self, module, Z, Y, w, seed)
             return True
-        if self.init == "auto":
-            self._greedy_rows = (Z, Y, w)
         linear_start(module, Z, Y, w, is_classifier(self), seed)
         return False
 
@@ -158,14 +156,11 @@ class _BaseLatentTree(_PrunedTreeMixin, BaseGradientTree):
         from .._core.starts import train_starts
         from ._start import cart_start
 
-        rows = self.__dict__.pop("_greedy_rows", None)
         warm = self.warm_start and hasattr(self, "_module_state")
-        if rows is None and not warm:  # head="mlp", the clusterer's regressor: one start
-            self.init_ = "cart" if self.init == "cart" and plan.train_kwargs["keep_start"] \
-                else "random"
+        if not warm and (self.head != "linear" or not self._linear_start):
+            self.init_ = "random"  # head="mlp", the clusterer's regressor: one start
             return super()._train(plan)
-        return train_starts(self, plan, warm, rows, plan.module.head[-1].out_features,
-                            cart_start)
+        return train_starts(self, plan, warm, plan.module.head[-1].out_features, cart_start)
 
     def _freeze(self, module, X, Y, sample_weight, keep):
         # The head (numpy, float64) first: the leaf parameters need its shape.

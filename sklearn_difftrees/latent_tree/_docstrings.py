@@ -29,8 +29,9 @@ _DOC_PARAMS = """
         Prediction head ``f_phi``: one linear layer, or ``head_layers`` hidden
         layers of ``head_width`` units with ELU and ``dropout``. The linear
         head starts training fitted as a linear model (logistic regression,
-        ``C=1``; ridge, ``alpha=1``) on the head's input of the untrained
-        tree, on at most 20,000 training rows (``docs/latent_tree.md``).
+        ``C=1``; ridge, ``alpha=1``) on the head's input of the starting
+        tree (untrained, or the CART of ``init="cart"``), on at most 20,000
+        training rows (``docs/latent_tree.md``).
     head_input : {"concat", "z"}, default="concat"
         Head input: ``[x, z]`` (standardized features and traversal, as in the
         authors' code) or ``z`` alone.

@@ -1,13 +1,18 @@
-"""LatentTree's linear start: the head fitted in closed form (regression) or
-by L2-regularized logistic regression (classification) on the features
-``[x, z]`` of the freshly initialized tree, before gradient training.
+"""LatentTree's starts: the linear start (``init="random"``, and the first
+start of ``init="auto"``) and the greedy start (``init="cart"``, the second
+start of ``init="auto"``; the core's ``_core/starts.py`` trains the two).
 
-The head sees ``[x, z]``, so the start already contains the linear model on
-``x``. It is where training starts, not a candidate of early stopping: the
-returned tree is always a trained one (an epoch >= 1), but an early best
+The linear start fits the head in closed form (regression) or by
+L2-regularized logistic regression (classification) on the features ``[x,
+z]`` of the freshly initialized tree, before gradient training. The head
+sees ``[x, z]``, so the start already contains the linear model on ``x``. It
+is where training starts, not a candidate of early stopping: the tree
+returned from it is always a trained one (an epoch >= 1), but an early best
 epoch no longer means an undertrained model (from a random head, a fit that
 stopped after two or three epochs fitted its training rows worse than a
-shallow CART).
+shallow CART). The greedy start sets the splits to a CART and fits the head
+on that tree's ``[x, z]``; it is a model already, and the candidate of epoch
+0 (so the CART with its head can be returned).
 """
 
 import warnings
@@ -16,7 +21,8 @@ import numpy as np
 
 from .._core.greedy import row_subsample
 
-__all__ = ["fit_linear_head", "linear_start"]
+__all__ = ["CART_SCALE", "START_C", "START_MAX_ROWS", "cart_start", "fit_linear_head",
+           "linear_start"]
 
 #: Rows the start's linear model is fitted on at most (a random subsample
 #: beyond): it is a start, refined by training, and bounded in cost.
@@ -96,10 +102,11 @@ def linear_start(module, Z, Y, w, classification, seed):
 
 #: Split-score scale of the greedy start (``init="cart"``): every embedded
 #: CART split ``x_f <= t`` becomes ``s = CART_SCALE * (x_f - t)`` on the
-#: standardized features. ``z = clip(q + 1/2, 0, a)`` is crisp (0 off the
-#: row's path, ``a`` on it) where ``|s| >= 1/2``; rows within ``1 /
-#: (2 CART_SCALE)`` standard deviations of a threshold fall in the window
-#: where ``z`` is fractional and carries gradient.
+#: standardized features. With ``split="linear"``, ``z = clip(q + 1/2, 0, a)``
+#: is crisp (0 off the row's path, ``a`` on it) where ``|s| >= 1/2``; rows
+#: within ``1 / (2 CART_SCALE)`` standard deviations of a threshold fall in
+#: the window where ``z`` is fractional and carries gradient (with
+#: ``split="elu"`` the negative side is crisp only from ``s <= -ln 2``).
 CART_SCALE = 10.0
 
 

@@ -173,15 +173,13 @@ class _BaseTEL(_TELExportMixin, BaseGradientModel):
     def _init_module(self, module, Z, Y, w, seed):
         """The greedy start of ``init="cart"`` (boosted CARTs,
         :func:`~._start.boosted_start`), an early-stopping candidate; under
-        ``init="auto"`` the rows are kept for :meth:`_train`, which trains it
-        as a second start; ``"random"``: the layer's own initialization."""
+        ``init="auto"``, :meth:`_train` trains it as a second start (from
+        ``plan.start_rows``); ``"random"``: the layer's own initialization."""
         if self.init == "cart":
             from ._start import boosted_start
 
             boosted_start(self, module, Z, Y, w, seed)
             return True
-        if self.init == "auto":
-            self._greedy_rows = (Z, Y, w)
         return False
 
     def _train(self, plan):
@@ -189,7 +187,6 @@ class _BaseTEL(_TELExportMixin, BaseGradientModel):
         from ._start import boosted_start
 
         return train_starts(self, plan, self.warm_start and hasattr(self, "_module_state"),
-                            self.__dict__.pop("_greedy_rows", None),
                             plan.module.out_features, boosted_start)
 
     def _fit_setup(self, X, y, sample_weight):

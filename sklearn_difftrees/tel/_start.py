@@ -16,8 +16,9 @@ Every tree is embedded into the complete soft tree: a CART split
 ``gamma / (2 c)`` standard deviations of a threshold are routed
 fractionally (and train the split); a CART leaf above ``max_depth`` gets
 zero scores below it (probability 1/2 to each side) and its value on every
-leaf below. The ensemble then computes the boosted model, up to the rows
-inside those bands.
+leaf below. A row passes ``n_trees * max_depth`` splits, so most rows fall
+inside some band: the start is a smoothed version of the boosted model (with
+a large ``c``, exactly that model).
 """
 
 import numpy as np
