@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from sklearn.datasets import make_classification, make_regression
+from sklearn.datasets import make_classification
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
@@ -25,15 +25,9 @@ from sklearn_difftrees._core._trainer import train
 from sklearn_difftrees._core.greedy import cart_to_complete
 from sklearn_difftrees.dgt._module import hard_leaf
 
+from _starts import FORCED_STATISTIC, _data, force_statistic
+
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-
-
-def _data(task):
-    if task == "classification":
-        X, y = make_classification(400, 6, n_informative=4, n_classes=3, random_state=0)
-    else:
-        X, y = make_regression(400, 6, n_informative=4, noise=5.0, random_state=0)
-    return X * np.array([1, 10, 100, 0.1, 1, 1000]) + 3.0, y  # unequal scales
 
 
 @pytest.mark.parametrize("n_layers", [1, 3])
@@ -181,29 +175,6 @@ def test_batched_trainer_keeps_every_members_start(keep_start):
 def _tree_arrays(est):
     t = est.tree_
     return t.weights, t.bias, t.value
-
-
-#: The statistic that makes ``init="auto"`` keep each start while both runs
-#: train to the end: above AUTO_INIT_Z (the greedy start), or between
-#: AUTO_DROP_Z and AUTO_INIT_Z (the random start; never abandoned).
-FORCED_STATISTIC = {"cart": np.inf, "random": 1.0}
-
-
-def force_statistic(monkeypatch, z):
-    """Make every paired comparison of ``init="auto"`` return ``z``; returns
-    the list of the ``TrainingRun`` objects the fits build."""
-    from sklearn_difftrees._core import selection
-    from sklearn_difftrees._core._trainer import TrainingRun
-
-    monkeypatch.setattr(selection, "paired_advantage", lambda *a, **k: (0.0, z))
-    real_init, runs = TrainingRun.__init__, []
-
-    def init(self, *args, **kwargs):
-        runs.append(self)
-        real_init(self, *args, **kwargs)
-
-    monkeypatch.setattr(TrainingRun, "__init__", init)
-    return runs
 
 
 @pytest.mark.parametrize("weights", ["none", "sample_weight", "class_weight"])

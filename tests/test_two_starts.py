@@ -12,8 +12,7 @@ from sklearn_difftrees import (LatentTreeClassifier, LatentTreeRegressor,
 from sklearn_difftrees._core.greedy import cart_to_complete
 from sklearn_difftrees.latent_tree._start import CART_SCALE
 from sklearn_difftrees.tel import _start as tel_start
-from test_greedy_start import (FORCED_STATISTIC, _data,  # the same small tables
-                               force_statistic)
+from _starts import FORCED_STATISTIC, _data, force_statistic
 
 FAMILIES = {
     "LatentTree": (LatentTreeClassifier, LatentTreeRegressor, dict(max_depth=3)),
