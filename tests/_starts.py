@@ -13,6 +13,21 @@ def _data(task):
     return X * np.array([1, 10, 100, 0.1, 1, 1000]) + 3.0, y  # unequal scales
 
 
+def weighted_case(weights, task, params, y):
+    """``(params, y, fit_params)`` of a fit with ``weights``: "none",
+    "sample_weight" (zeros included) or "class_weight" ("balanced" on
+    unbalanced classes; ``None`` for regression, which has none)."""
+    if weights == "sample_weight":
+        w = np.random.RandomState(1).choice([0.0, 1.0, 2.0, 3.5], size=len(y))
+        return params, y, dict(sample_weight=w)
+    if weights == "class_weight":
+        if task == "regression":
+            return None
+        y = np.where(np.arange(len(y)) % 5 == 0, 2, y)  # unbalanced classes
+        return dict(params, class_weight="balanced"), y, {}
+    return params, y, {}
+
+
 #: The statistic that makes ``init="auto"`` keep each start while both runs
 #: train to the end: above AUTO_INIT_Z (the greedy start), or between
 #: AUTO_DROP_Z and AUTO_INIT_Z (the random start; never abandoned).

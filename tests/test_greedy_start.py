@@ -25,7 +25,7 @@ from sklearn_difftrees._core._trainer import train
 from sklearn_difftrees._core.greedy import cart_to_complete
 from sklearn_difftrees.dgt._module import hard_leaf
 
-from _starts import FORCED_STATISTIC, _data, force_statistic
+from _starts import FORCED_STATISTIC, _data, force_statistic, weighted_case
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
@@ -188,16 +188,10 @@ def test_auto_init_returns_exactly_the_chosen_starts_tree(monkeypatch, task, exp
     weights, zeros and class weights included)."""
     X, y = _data(task)
     cls = DGTClassifier if task == "classification" else DGTRegressor
-    params = dict(max_depth=3, max_iter=8, random_state=0)
-    fit_params = {}
-    if weights == "sample_weight":
-        w = np.random.RandomState(1).choice([0.0, 1.0, 2.0, 3.5], size=len(y))
-        fit_params = dict(sample_weight=w)
-    elif weights == "class_weight":
-        if task == "regression":
-            pytest.skip("class_weight is a classifier parameter")
-        params["class_weight"] = "balanced"
-        y = np.where(np.arange(len(y)) % 5 == 0, 2, y)  # unbalanced classes
+    case = weighted_case(weights, task, dict(max_depth=3, max_iter=8, random_state=0), y)
+    if case is None:
+        pytest.skip("class_weight is a classifier parameter")
+    params, y, fit_params = case
     runs = force_statistic(monkeypatch, FORCED_STATISTIC[expected])
     auto = cls(init="auto", **params).fit(X, y, **fit_params)
     assert auto.init_ == expected

@@ -12,7 +12,7 @@ from sklearn_difftrees import (LatentTreeClassifier, LatentTreeRegressor,
 from sklearn_difftrees._core.greedy import cart_to_complete
 from sklearn_difftrees.latent_tree._start import CART_SCALE
 from sklearn_difftrees.tel import _start as tel_start
-from _starts import FORCED_STATISTIC, _data, force_statistic
+from _starts import FORCED_STATISTIC, _data, force_statistic, weighted_case
 
 FAMILIES = {
     "LatentTree": (LatentTreeClassifier, LatentTreeRegressor, dict(max_depth=3)),
@@ -70,16 +70,11 @@ def test_auto_init_returns_exactly_the_chosen_starts_model(monkeypatch, family, 
     X, y = _data(task)
     clf, reg, params = FAMILIES[family]
     cls = clf if task == "classification" else reg
-    params = dict(params, max_iter=8, n_iter_no_change=50, random_state=0)
-    fit_params = {}
-    if weights == "sample_weight":
-        fit_params = dict(sample_weight=np.random.RandomState(1).choice(
-            [0.0, 1.0, 2.0, 3.5], size=len(y)))
-    elif weights == "class_weight":
-        if task == "regression":
-            pytest.skip("class_weight is a classifier parameter")
-        params["class_weight"] = "balanced"
-        y = np.where(np.arange(len(y)) % 5 == 0, 2, y)  # unbalanced classes
+    case = weighted_case(weights, task, dict(params, max_iter=8, n_iter_no_change=50,
+                                             random_state=0), y)
+    if case is None:
+        pytest.skip("class_weight is a classifier parameter")
+    params, y, fit_params = case
     runs = force_statistic(monkeypatch, FORCED_STATISTIC[expected])
     auto = cls(init="auto", **params).fit(X, y, **fit_params)
     assert len(runs) == 2 and runs[0].epoch == runs[1].epoch == 8  # both ran to the end

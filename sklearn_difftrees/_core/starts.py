@@ -74,6 +74,16 @@ class _Start:
         self.history = self.run.finish(emit=False, note=note)
         self.message = None if note else self.run.convergence_message
 
+    def row_losses(self, val, loss_fn):
+        """Per-row validation losses of the finished run's module: those its
+        run tracked for the best epoch, which ``finish`` restored, or (no
+        epoch was a candidate: its last weights) evaluated again."""
+        from ._trainer import row_losses
+
+        if self.run.best_row_losses is not None:
+            return self.run.best_row_losses
+        return row_losses(self.run.module, loss_fn, val[0], val[1])
+
 
 def _single(est, plan, warm, init):
     """Train ``plan.module`` once; set ``init_`` (kept by a continuation)."""
@@ -108,7 +118,7 @@ def train_starts(est, plan, warm, n_outputs, greedy_start):
     (:func:`~._memory.models_held`).
     """
     from ._memory import MemoryLimitError, models_held
-    from ._trainer import TrainingRun, row_losses, seeded
+    from ._trainer import TrainingRun, seeded
     from .selection import paired_advantage
 
     kw = plan.train_kwargs
@@ -152,8 +162,8 @@ def train_starts(est, plan, warm, n_outputs, greedy_start):
             raise random.error
         z = math.inf if random.error is not None else -math.inf
     elif why is None:
-        _, z = paired_advantage(row_losses(plan.module, est._loss_fn, val[0], val[1]),
-                                row_losses(module, est._loss_fn, val[0], val[1]), wv)
+        _, z = paired_advantage(random.row_losses(val, est._loss_fn),
+                                greedy.row_losses(val, est._loss_fn), wv)
     keep_greedy = z > AUTO_INIT_Z and (why is None or random.error is not None)
     est.init_ = "cart" if keep_greedy else "random"
     kept = greedy if keep_greedy else random
