@@ -47,9 +47,11 @@ class LatentTreeLayer(nn.Module):
     split : {"linear", "elu"}, default="linear"
         Split function.
     backend : {"auto", "kernel", "torch"}, default="auto"
-        ``"kernel"``: the compiled PAV kernel (CPU, float32/float64);
-        ``"torch"``: the pure-torch implementation (any device); ``"auto"``:
-        the kernel for CPU tensors, torch otherwise.
+        ``"kernel"``: the compiled PAV kernel (float32/float64; a GPU batch
+        goes to the host and back); ``"torch"``: the pure-torch
+        implementation (any device, differentiated by autograd); ``"auto"``:
+        the kernel on the CPU and for GPU batches of at most 1,024 rows,
+        torch for larger GPU batches.
 
     Attributes
     ----------
