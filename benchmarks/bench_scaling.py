@@ -5,7 +5,9 @@ thread, and the BLAS / OpenMP pools of the scikit-learn models
 (HistGradientBoosting's OpenMP) limited to one thread with ``threadpoolctl``,
 as in ``bench_defaults.py``, so that every model gets the same core and only
 the ratios matter (the machines these runs share are loaded; absolute
-seconds move from run to run).
+seconds move from run to run). ``--threads N`` gives every model N threads
+instead (torch and the pools), as a user's machine of N cores would; its
+blocks in ``--markdown`` are marked ``bench_scaling_<section>_<N>threads``.
 
 1. **Forest vs single tree.** On a bundled set and three seeded 70/30
    stratified splits (random_state = split seed): the fit time and test
@@ -292,6 +294,10 @@ def main(argv=None):
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
                         help="device of the torch-trained families in the rows section; "
                         "its block is then marked bench_scaling_rows_cuda")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch threads and BLAS / OpenMP pool size of every model "
+                        "(default 1); with another value the blocks are marked "
+                        "bench_scaling_<section>_<N>threads")
     parser.add_argument("--out", help="write the markdown report here")
     parser.add_argument("--markdown", help="replace the bench_scaling block of this file")
     add_data_dir_argument(parser)
@@ -303,7 +309,7 @@ def main(argv=None):
     if args.smoke:
         args.seeds, args.sizes = args.seeds[:1], [2000]
         args.ng_rows, args.tel_rows, args.test_rows = 1000, 1000, 1000
-    single_thread()
+    single_thread().set_num_threads(args.threads)
     warnings.filterwarnings("ignore", category=Warning, module="sklearn_difftrees")
     from sklearn.exceptions import ConvergenceWarning
 
@@ -315,13 +321,14 @@ def main(argv=None):
             shown.append(a)
         skip = a in ("--out", "--markdown")
     command = "python benchmarks/bench_scaling.py " + " ".join(shown)
+    pools = "1 thread" if args.threads == 1 else f"{args.threads} threads"
     produced = (f"Produced by `{command.strip()}`; {env}; BLAS / OpenMP pools limited to "
-                "1 thread (threadpoolctl).\n")
+                f"{pools} (threadpoolctl).\n")
     runs = {"forest": forest_section, "rows": rows_section, "ratios": ratios_section}
     texts = {}
     from threadpoolctl import threadpool_limits
 
-    with threadpool_limits(1):  # HistGradientBoosting's OpenMP on one core too
+    with threadpool_limits(args.threads):  # HistGradientBoosting's OpenMP on as many
         for section in args.sections.split(","):
             texts[section] = produced + "\n" + runs[section](args)
     text = "\n".join(texts.values())
@@ -330,6 +337,7 @@ def main(argv=None):
     if args.markdown:
         for section, block in texts.items():
             suffix = "" if args.device == "cpu" else f"_{args.device}"
+            suffix += "" if args.threads == 1 else f"_{args.threads}threads"
             replace_marked_section(args.markdown, f"bench_scaling_{section}{suffix}", block)
     return 0
 
