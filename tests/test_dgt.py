@@ -269,7 +269,7 @@ def test_forward_is_theta_of_hard_leaf(depth):
 
 # ---------------------------------------------------------------- collapse
 def _module_leaves(est, X, n_outputs):
-    module = est._build_module(X.shape[1], n_outputs)
+    module = est._build_module(X.shape[1], n_outputs, "cpu")
     module.load_state_dict({k: torch.from_numpy(v) for k, v in est._module_state.items()})
     module = module.double().eval()
     Z = torch.from_numpy((X - est._feature_mean) / est._feature_scale)

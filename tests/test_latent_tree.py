@@ -251,7 +251,7 @@ def test_numpy_prediction_matches_the_trained_module(bc):
     # warm_start=True keeps the trained module's weights on the estimator.
     clf = LatentTreeClassifier(max_depth=3, max_iter=5, random_state=0, warm_start=True)
     clf.fit(X_tr, y_tr)
-    net = clf._build_module(X_tr.shape[1], 2)
+    net = clf._build_module(X_tr.shape[1], 2, "cpu")
     net.load_state_dict({k: torch.from_numpy(v) for k, v in clf._module_state.items()})
     net.eval()
     net.tree.fixed_pruning = torch.tensor(clf.pruning_values_, dtype=torch.float32)

@@ -19,14 +19,32 @@ import torch
 from ._monitor import EpochMonitor, History
 from .batching import RowStream
 
-__all__ = ["History", "TrainingRun", "make_optimizer", "resolve_device", "seeded", "to_tensor",
-           "train"]
+__all__ = ["AUTO_CUDA_MIN_ROWS", "History", "TrainingRun", "make_optimizer", "resolve_device",
+           "seeded", "to_tensor", "train"]
 
 
-def resolve_device(device):
-    """Map ``"auto"``/``"cpu"``/``"cuda"`` to a :class:`torch.device`."""
+#: Fewest training rows for which ``device="auto"`` trains on a GPU. On
+#: small tables a step moves too little data to pay for its kernel launches:
+#: on an H200 every default estimator but one fitted 1.4-3.7x slower on
+#: 5,900-row tables than on one thread of the host CPU, while at 1,000,000
+#: rows DGT and TEL trained about 2x faster than on one CPU core
+#: (docs/benchmarks.md, section 13). The crossover lies in between and was
+#: not measured; this is about the geometric mean of the two sizes.
+AUTO_CUDA_MIN_ROWS = 100_000
+
+
+def resolve_device(device, n_rows=None, auto_cuda=True):
+    """Map ``"auto"``/``"cpu"``/``"cuda"`` to a :class:`torch.device`.
+
+    ``"auto"`` is CUDA when torch sees a CUDA device, ``auto_cuda`` is true
+    (a family whose training the GPU does not speed up passes ``False``) and
+    the fit has at least :data:`AUTO_CUDA_MIN_ROWS` training rows
+    (``n_rows``; ``None``, e.g. a stream of updates, counts as few); else the
+    CPU.
+    """
     if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        big = auto_cuda and n_rows is not None and n_rows >= AUTO_CUDA_MIN_ROWS
+        return torch.device("cuda" if big and torch.cuda.is_available() else "cpu")
     if device == "cuda" and not torch.cuda.is_available():
         raise ValueError("device='cuda' was requested but torch sees no CUDA device.")
     return torch.device(device)

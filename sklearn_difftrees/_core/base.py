@@ -179,10 +179,14 @@ class BaseGradientModel(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
     #: The batch ``batch_size="auto"`` uses on small data
     #: (:func:`~sklearn_difftrees._core.batching.resolve_batching`).
     _base_batch_size = 128
+    #: Whether ``device="auto"`` may train on a GPU (on large data, see
+    #: :func:`~sklearn_difftrees._core._trainer.resolve_device`).
+    _auto_cuda = True
 
     @abstractmethod
-    def _build_module(self, n_features, n_outputs):
-        """Return a fresh ``nn.Module`` mapping standardized X to raw outputs."""
+    def _build_module(self, n_features, n_outputs, device):
+        """Return a fresh ``nn.Module`` mapping standardized X to raw outputs
+        (on the CPU; ``device`` is where it will train)."""
 
     @abstractmethod
     def _freeze(self, module, X, Y, sample_weight, keep):
@@ -294,9 +298,9 @@ class BaseGradientModel(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
 
         from ._trainer import resolve_device, seeded, to_tensor
 
-        device = resolve_device(self.device)
+        device = resolve_device(self.device, Z_fit.shape[0], self._auto_cuda)
         with seeded(seed):
-            module = self._build_module(X.shape[1], n_outputs)
+            module = self._build_module(X.shape[1], n_outputs, device)
         keep_start = False
         if warm:
             check_warm_state(self, module.state_dict(), self._module_state)

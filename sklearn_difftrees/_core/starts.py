@@ -102,7 +102,7 @@ def train_starts(est, plan, warm, n_outputs, greedy_start):
     ``plan.module`` to its start) and a ``warm_start`` continuation (which
     keeps the ``init_`` of the fit it continues) train ``plan.module`` once.
     Under ``"auto"``, ``plan.module`` (the random start) is trained side by
-    side with a module built by ``est._build_module(n_features, n_outputs)``
+    side with a module built by ``est._build_module(n_features, n_outputs, device)``
     under the same seed and set by ``greedy_start`` on ``plan.start_rows``
     (the training rows ``(Z, Y, w)`` that ``init="cart"`` grows its start
     on), kept as the early-stopping candidate of epoch 0. The latter replaces
@@ -131,7 +131,7 @@ def train_starts(est, plan, warm, n_outputs, greedy_start):
     Z, Y, w = plan.start_rows
     try:
         with models_held(2), seeded(kw["seed"]):
-            module = est._build_module(Z.shape[1], n_outputs)
+            module = est._build_module(Z.shape[1], n_outputs, plan.device)
     except MemoryLimitError as exc:
         warnings.warn(f"init='auto' trains two models side by side: {exc} Only the "
                       "random start was trained (init_='random'); set init='random' or "

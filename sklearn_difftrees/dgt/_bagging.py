@@ -75,6 +75,14 @@ def _fit_chunk(members, X, y, weights, single_thread, on_member_done=None):
     try:
         from ._batched import fit_batched
 
+        if members[0].device == "auto":
+            # One device for every member, from the forest's rows (as the
+            # batching below): the members' modules are stacked.
+            from .._core._trainer import resolve_device
+
+            device = resolve_device("auto", X.shape[0]).type
+            for member in members:
+                member.set_params(device=device)
         plans = [member._fit_setup(X, y, w) for member, w in zip(members, weights)]
         # One batching for every member, from the forest's rows (a member's
         # own would depend on its bootstrap draw, and so on the chunking).

@@ -161,7 +161,7 @@ class _BaseDGT(BaseGradientTree):
             width = self.hidden_width
         return (width,) * (self.n_layers - 1)
 
-    def _build_module(self, n_features, n_outputs):
+    def _build_module(self, n_features, n_outputs, device):
         from ._module import DGTModule
 
         if self.max_depth not in ("auto", self.max_depth_):  # a warm_start continuation
@@ -331,8 +331,10 @@ _DOC_PARAMS = (
         through private generators (the global RNGs of numpy and torch are
         left untouched). Two fits with the same integer give identical trees.
     device : {"auto", "cpu", "cuda"}, default="auto"
-        Where to train; ``"auto"`` picks CUDA when available. Prediction is
-        always on the CPU, without torch.
+        Where to train. ``"auto"`` is CUDA when torch sees a GPU and the fit
+        has at least 100,000 training rows (on smaller tables a GPU is slower
+        than the CPU), else the CPU. Prediction is always on the CPU, without
+        torch.
     verbose : int, default=0
         ``0`` is silent; ``1`` shows a progress bar over the epochs with the
         time left (one line per epoch without tqdm, see the ``progress``

@@ -38,6 +38,10 @@ __all__ = ["LatentTreeClassifier", "LatentTreeRegressor"]
 class _BaseLatentTree(_PrunedTreeMixin, BaseGradientTree):
     """Shared parameters, model and prediction of the LatentTree estimators."""
 
+    #: ``device="auto"`` trains on the CPU: at the default depth one thread
+    #: was faster than an H200 at 100,000 rows (docs/benchmarks.md, section 13).
+    _auto_cuda = False
+
     _parameter_constraints = {
         **BaseGradientTree._parameter_constraints,
         "categorical_features": CATEGORICAL_CONSTRAINT,
@@ -111,7 +115,7 @@ class _BaseLatentTree(_PrunedTreeMixin, BaseGradientTree):
         self.warm_start = warm_start
 
     # ------------------------------------------------------------ training
-    def _build_module(self, n_features, n_outputs):
+    def _build_module(self, n_features, n_outputs, device):
         from ._module import _LatentTreeNet
 
         return _LatentTreeNet(

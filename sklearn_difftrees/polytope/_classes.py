@@ -184,7 +184,7 @@ class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, _GreedyFloorMixi
         from .._core._trainer import resolve_device
         from . import _training
 
-        device = resolve_device(self.device)
+        device = resolve_device(self.device, tr.size)
         crit = _Criterion(classification, getattr(self, "n_classes_", None))
         prior = dict(gamma0=self.gamma0, c0=self.c0, a_beta=self.a_beta, b_beta=self.b_beta)
         batch, epoch_rows = resolve_batching(self.batch_size, tr.size, self._base_batch_size)

@@ -126,7 +126,10 @@ _DOC_PARAMS = """
         Seeds the initializations, the validation split and the shuffling
         through private generators (global numpy / torch RNGs untouched).
     device : {{"auto", "cpu", "cuda"}}, default="auto"
-        Where to train; prediction is always on the CPU, without torch.
+        Where to train. ``"auto"`` is CUDA when torch sees a GPU and the fit
+        has at least 100,000 training rows (on smaller tables a GPU is slower
+        than the CPU), else the CPU. Prediction is always on the CPU, without
+        torch.
     verbose : int, default=0
         ``0`` is silent; ``1`` shows progress bars with the time left, over
         the levels of the greedy growth and over the epochs of the joint

@@ -205,11 +205,10 @@ class _BaseTEL(_TELExportMixin, BaseGradientModel):
                 classification=is_classifier(self), seed=plan.train_kwargs["seed"])
         return plan
 
-    def _build_module(self, n_features, n_outputs):
-        from .._core._trainer import resolve_device
+    def _build_module(self, n_features, n_outputs, device):
         from ._layer import TreeEnsembleLayer
 
-        if self.backend == "conditional" and resolve_device(self.device).type != "cpu":
+        if self.backend == "conditional" and device.type != "cpu":
             raise ValueError(
                 "backend='conditional' runs on the CPU; use device='cpu' or "
                 "backend='auto' / 'dense'."
@@ -223,7 +222,7 @@ class _BaseTEL(_TELExportMixin, BaseGradientModel):
                 "features of the first fit."
             )
         dense = self.backend == "dense" or (
-            self.backend == "auto" and resolve_device(self.device).type != "cpu"
+            self.backend == "auto" and device.type != "cpu"
         )
         # Dense training evaluates a batch (at most MAX_BATCH rows under
         # "auto"), validation in chunks of 1024 rows.

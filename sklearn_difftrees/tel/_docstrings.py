@@ -72,7 +72,10 @@ _DOC_PARAMS = """
         Seeds the initialization (every tree drawn independently), the
         validation split and the shuffling through private generators.
     device : {{"auto", "cpu", "cuda"}}, default="auto"
-        Where to train. Prediction is always on the CPU, without torch.
+        Where to train. ``"auto"`` is CUDA when torch sees a GPU and the fit
+        has at least 100,000 training rows (on smaller tables a GPU is slower
+        than the CPU), else the CPU. Prediction is always on the CPU, without
+        torch.
     verbose : int, default=0
         ``0`` is silent; ``1`` shows a progress bar over the epochs with the
         time left (one line per epoch without tqdm, see the ``progress``
