@@ -278,7 +278,8 @@ _DOC_COMMON_PARAMS = """    max_depth : int, default={depth}
         untouched.
     device : {{"cpu", "auto", "cuda"}}, default="cpu"
         Where to learn. Updates run a few samples at a time, which is faster
-        on a CPU; prediction is always on the CPU, without torch.
+        on a CPU (so ``"auto"`` is the CPU too: a stream counts as few rows);
+        prediction is always on the CPU, without torch.
     verbose : int, default=0
         ``0`` is silent; ``1`` shows a progress bar over the rounds of
         ``fit`` with the time left (one line per pass without tqdm, see the
