@@ -204,10 +204,10 @@ def test_auto_init_returns_exactly_the_chosen_starts_tree(monkeypatch, task, exp
 
 
 @pytest.mark.parametrize("task", ["classification", "regression"])
-def test_auto_init_abandons_the_greedy_run_at_a_cycle_end(monkeypatch, task):
-    """Where the greedy start is not ahead at the end of a cycle of the
-    schedule (forced here: threshold +inf), its run stops there, after
-    exactly one cycle (max_iter / 4 epochs) of its own, and the fitted tree is
+def test_auto_init_abandons_the_greedy_run_at_a_check(monkeypatch, task):
+    """Where the greedy start is not ahead at a check (forced here: threshold
+    +inf), its run stops there, after exactly max_iter / AUTO_CHECKS epochs
+    (half a cycle of the schedule) of its own, and the fitted tree is
     bit for bit ``init="random"``'s; with the drop disabled it runs on."""
     from sklearn_difftrees._core._trainer import TrainingRun
     from sklearn_difftrees._core import starts as _start
@@ -221,18 +221,18 @@ def test_auto_init_abandons_the_greedy_run_at_a_cycle_end(monkeypatch, task):
     monkeypatch.setattr(TrainingRun, "__init__", init)
     X, y = _data(task)
     cls = DGTClassifier if task == "classification" else DGTRegressor
-    params = dict(max_depth=3, max_iter=12, n_iter_no_change=50, random_state=0)
+    params = dict(max_depth=3, max_iter=24, n_iter_no_change=50, random_state=0)
     monkeypatch.setattr(_start, "AUTO_DROP_Z", np.inf)
     auto = cls(**params).fit(X, y)
     assert auto.init_ == "random"
-    assert [r.epoch for r in runs] == [12, 3]
+    assert [r.epoch for r in runs] == [24, 3]
     single = cls(init="random", **params).fit(X, y)
     for a, b in zip(_tree_arrays(auto), _tree_arrays(single)):
         np.testing.assert_array_equal(a, b)
     runs.clear()
     monkeypatch.setattr(_start, "AUTO_DROP_Z", -np.inf)
     cls(**params).fit(X, y)
-    assert [r.epoch for r in runs] == [12, 12]
+    assert [r.epoch for r in runs] == [24, 24]
 
 
 def test_auto_init_without_validation_rows_trains_the_random_start():
@@ -379,7 +379,7 @@ def test_abandoned_greedy_run_is_kept_when_the_random_run_diverges_later(monkeyp
     X, y = _data("classification")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        est = DGTClassifier(max_depth=3, max_iter=8, random_state=0).fit(X, y)
+        est = DGTClassifier(max_depth=3, max_iter=16, random_state=0).fit(X, y)
     assert [r.epoch for r in runs] == [4, 2]
     assert est.init_ == "cart"
     assert not [c for c in caught if issubclass(c.category, ConvergenceWarning)]

@@ -13,14 +13,14 @@ better: the paired statistic of :func:`~.selection.paired_advantage` above
 
 The two runs (:class:`~._trainer.TrainingRun`) are stepped an epoch each in
 turn; every run is epoch for epoch the one a single start trains. Every
-``ceil(max_iter / 4)`` epochs (the end of a cycle of the cosine schedule;
-a quarter of the budget under a constant one) the best models so far are
-compared with the same statistic,
-and the greedy start's run is abandoned where it is not ahead at all
-(statistic at most :data:`AUTO_DROP_Z`): the greedy start begins as a
-fitted tree and the random start catches up, so the statistic mostly falls
-during training and was never seen to climb from there above
-:data:`AUTO_INIT_Z` (measured on DGT's runs, docs/dgt.md, "Two starts").
+``ceil(max_iter / AUTO_CHECKS)`` epochs (half a cycle of the cosine
+schedule; an eighth of the budget under a constant one) the best models so
+far are compared with the same statistic, and the greedy start's run is
+abandoned where it is not ahead at all (statistic at most
+:data:`AUTO_DROP_Z`): the greedy start begins as a fitted tree and the
+random start catches up, so the statistic mostly falls during training and
+was never seen to climb from there above :data:`AUTO_INIT_Z` (measured on
+DGT's and TEL's runs, docs/dgt.md, "Two starts").
 Both models count against the memory limit (:func:`~._memory.models_held`).
 
 The method supplies its greedy start (``greedy_start(est, module, Z, Y, w,
@@ -33,16 +33,19 @@ import warnings
 
 from sklearn.exceptions import ConvergenceWarning
 
-__all__ = ["AUTO_DROP_Z", "AUTO_INIT_Z", "train_starts"]
+__all__ = ["AUTO_CHECKS", "AUTO_DROP_Z", "AUTO_INIT_Z", "train_starts"]
 
 #: One-sided threshold of the paired statistic above which ``init="auto"``
 #: keeps the model trained from the greedy start (a false switch about 2% of
 #: the time when the two are equally good).
 AUTO_INIT_Z = 2.0
-#: Every ``ceil(max_iter / 4)`` epochs, ``init="auto"`` abandons the greedy
-#: start's run when the paired statistic of its best model so far against the
-#: random start's is at most this (it is not ahead).
+#: Every ``ceil(max_iter / AUTO_CHECKS)`` epochs, ``init="auto"`` abandons
+#: the greedy start's run when the paired statistic of its best model so far
+#: against the random start's is at most this (it is not ahead).
 AUTO_DROP_Z = 0.0
+#: Comparisons of the two runs over ``max_iter`` epochs (every 25 epochs at
+#: DGT's and LatentTree's ``max_iter=200``, 13 at TEL's 100).
+AUTO_CHECKS = 8
 
 
 class _Start:
@@ -143,7 +146,7 @@ def train_starts(est, plan, warm, n_outputs, greedy_start):
                                         **kw, track_rows=True))
     greedy = _Start(lambda: TrainingRun(module, est._loss_fn, plan.train_data, **{
         **kw, "keep_start": True, "name": f"{kw['name']} (greedy start)"}, track_rows=True))
-    cycle = max(1, math.ceil(kw["max_iter"] / 4))
+    cycle = max(1, math.ceil(kw["max_iter"] / AUTO_CHECKS))
     why = None
     while random.active or greedy.active:
         random.step()
