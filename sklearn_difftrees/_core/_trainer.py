@@ -26,10 +26,10 @@ __all__ = ["AUTO_CUDA_MIN_ROWS", "History", "TrainingRun", "make_optimizer", "re
 #: Fewest training rows for which ``device="auto"`` trains on a GPU. On
 #: small tables a step moves too little data to pay for its kernel launches:
 #: on an H200 every default estimator but one fitted 1.4-3.7x slower on
-#: 5,900-row tables than on one thread of the host CPU, while at 1,000,000
-#: rows DGT and TEL trained about 2x faster than on one CPU core
-#: (docs/benchmarks.md, section 13). The crossover lies in between and was
-#: not measured; this is about the geometric mean of the two sizes.
+#: tables of 600 and 5,700 training rows than on one thread of the host CPU,
+#: while at 1,000,000 rows DGT and TEL trained about 2x faster than on one
+#: CPU core (docs/benchmarks.md, section 13). The crossover lies in between
+#: and was not measured; this is near the geometric mean of the two sizes.
 AUTO_CUDA_MIN_ROWS = 100_000
 
 
