@@ -59,6 +59,9 @@ def test_member_parameters_have_the_members_names_and_defaults(cls, member_cls):
         assert getattr(member, name) == value
     assert member.random_state == 11
     assert member.get_params()["warm_start"] is False
+    # "oob" is the forest's (members stop on their out-of-bag rows); a member
+    # keeps 0.1, its split when it has no out-of-bag rows.
+    assert cls(validation_fraction="oob")._make_member(seed=0).validation_fraction == 0.1
 
 
 def test_class_weight_is_applied_by_the_forest_on_original_labels():
@@ -87,6 +90,11 @@ def test_class_weight_is_applied_by_the_forest_on_original_labels():
         (dict(max_samples=0), "max_samples"),
         (dict(max_samples=41), "exceeds the 40 training rows"),
         (dict(max_depth=0), "max_depth"),
+        (dict(max_features=0), "max_features"),
+        (dict(max_features=1.5), "max_features"),
+        (dict(max_features="auto"), "max_features"),
+        (dict(max_features=6), "exceeds the 5 features"),
+        (dict(validation_fraction="out_of_bag"), "validation_fraction"),
     ],
 )
 def test_invalid_parameters(params, match):

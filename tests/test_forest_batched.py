@@ -183,3 +183,81 @@ def test_fused_route_equals_module_expression(n_layers, depth):
         assert grad.abs().max() > 0
         np.testing.assert_allclose(results[1][1][k].numpy(), grad.numpy(), rtol=1e-12,
                                    atol=1e-12 * float(grad.abs().max()))
+
+
+# ------------------------------------------- the bag's rows and max_features
+def _oob_rows(n_estimators, random_state, n):
+    """The out-of-bag rows of every member, as the forest draws them."""
+    rng = np.random.RandomState(random_state)
+    rng.randint(_MAX_INT, size=n_estimators)  # the member seeds
+    sample_seeds = rng.randint(_MAX_INT, size=n_estimators)
+    return [np.flatnonzero(_bootstrap_counts(s, np.arange(n), n, n) == 0) for s in sample_seeds]
+
+
+def test_members_stop_on_their_out_of_bag_rows():
+    """``validation_fraction="oob"``: a member's validation rows are the rows
+    its bootstrap sample left out, so its best validation score is the
+    accuracy of the tree it keeps on exactly those rows (up to a row within
+    rounding of a boundary)."""
+    X, y = make_classification(300, 6, n_informative=4, n_classes=3, random_state=0)
+    forest = DGTForestClassifier(n_estimators=4, random_state=3, n_jobs=1, max_depth=3,
+                                 max_iter=15, validation_fraction="oob").fit(X, y)
+    for member, rows in zip(forest.estimators_, _oob_rows(4, 3, len(y))):
+        assert not member.greedy_fallback_
+        accuracy = np.mean(member.predict(X[rows]) == y[rows])
+        assert abs(member.best_validation_score_ - accuracy) <= 1.0 / rows.size + 1e-9
+        # a held-out tenth of the sample (~19 rows) could not give this score
+        assert rows.size > 90
+    held_out = DGTForestClassifier(n_estimators=4, random_state=3, n_jobs=1, max_depth=3,
+                                   max_iter=15, validation_fraction=0.1).fit(X, y)
+    assert [m.best_validation_score_ for m in held_out.estimators_] != [
+        m.best_validation_score_ for m in forest.estimators_]
+
+
+@pytest.mark.parametrize("cls", [DGTForestClassifier, DGTForestRegressor])
+def test_max_features_draws_the_start_features_per_split(cls, monkeypatch):
+    """Only feature 0 carries the target. Every member's CART start grown on
+    all features splits its root on it; with ``max_features=1`` each split
+    of the start looks at one random feature, so the members' roots differ.
+    (The greedy floor may later replace a member whose start fits worse than
+    two greedy levels, so the starts are read as training begins.)"""
+    from sklearn_difftrees.dgt import _bag_rows
+
+    roots = []
+
+    def spy(member, plan, *args, **kwargs):
+        use_bag_rows(member, plan, *args, **kwargs)
+        weight = plan.module.layers[0].weight.detach().abs()
+        roots.append(int(weight[0].argmax()))
+
+    use_bag_rows = _bag_rows.use_bag_rows
+    monkeypatch.setattr(_bag_rows, "use_bag_rows", spy)
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(300, 6))
+    y = (X[:, 0] > 0).astype(int) if cls is DGTForestClassifier else 3.0 * X[:, 0]
+    starts = {}
+    for max_features in (None, 1):
+        roots.clear()
+        forest = cls(n_estimators=8, random_state=0, max_depth=3, max_iter=2,
+                     max_features=max_features).fit(X, y)
+        assert forest.max_features_ == (6 if max_features is None else 1)
+        starts[max_features] = set(roots)
+    assert starts[None] == {0}
+    assert len(starts[1]) > 1
+
+
+@pytest.mark.parametrize("cls", [DGTForestClassifier, DGTForestRegressor])
+def test_bag_options_are_reproducible(cls):
+    """Out-of-bag early stopping and the feature draws of the starts depend
+    on random_state alone: two fits give identical members."""
+    if cls is DGTForestClassifier:
+        X, y = make_classification(200, 9, n_informative=4, random_state=1)
+    else:
+        X, y = make_regression(200, 9, n_informative=4, noise=1.0, random_state=1)
+    a, b = (cls(n_estimators=3, random_state=5, max_depth=3, max_iter=8, max_features="sqrt",
+                validation_fraction="oob").fit(X, y) for _ in range(2))
+    assert a.max_features_ == 3
+    for m, n in zip(a.estimators_, b.estimators_):
+        np.testing.assert_array_equal(m.tree_.weights, n.tree_.weights)
+        np.testing.assert_array_equal(m.tree_.value, n.tree_.value)
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))

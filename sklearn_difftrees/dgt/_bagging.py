@@ -55,7 +55,7 @@ def _bootstrap_size(max_samples, bootstrap, n_rows):
     return max(1, int(round(max_samples * n_rows)))
 
 
-def _fit_chunk(members, X, y, weights, single_thread, on_member_done=None):
+def _fit_chunk(members, X, y, weights, single_thread, bag=None, on_member_done=None):
     """Fit a chunk of members as one batched model; runs in a joblib worker.
 
     Every member prepares its own fit (``_fit_setup``: its standardization,
@@ -65,8 +65,10 @@ def _fit_chunk(members, X, y, weights, single_thread, on_member_done=None):
     then freezes its own tree (``_fit_complete``). With ``single_thread``
     (``n_jobs != 1``) torch is limited to one thread meanwhile, so that the
     workers do not each start a thread pool as large as the machine; the
-    previous setting is restored after. ``on_member_done(i, history)`` is
-    called as member ``i`` of the chunk stops training.
+    previous setting is restored after. ``bag`` (the keyword arguments of
+    :func:`~._bag_rows.use_bag_rows` other than the member's, or None) moves
+    every member onto its bag's rows before training. ``on_member_done(i,
+    history)`` is called as member ``i`` of the chunk stops training.
     """
     torch = require_torch("DGT forest members' fit")
     previous = torch.get_num_threads()
@@ -84,6 +86,11 @@ def _fit_chunk(members, X, y, weights, single_thread, on_member_done=None):
             for member in members:
                 member.set_params(device=device)
         plans = [member._fit_setup(X, y, w) for member, w in zip(members, weights)]
+        if bag is not None:
+            from ._bag_rows import use_bag_rows
+
+            for member, plan, w in zip(members, plans, weights):
+                use_bag_rows(member, plan, w, **bag)
         # One batching for every member, from the forest's rows (a member's
         # own would depend on its bootstrap draw, and so on the chunking).
         batch, epoch_rows = resolve_batching(members[0].batch_size, X.shape[0],

@@ -11,7 +11,6 @@ split, batch order, optimizer state and early stopping (a member is the tree
 its own ``fit`` gives); ``n_jobs`` chunks them over ``joblib``. The forest adds
 the indicator columns of categorical features; members see them as features."""
 
-import warnings
 from abc import ABCMeta
 from numbers import Integral
 
@@ -19,7 +18,6 @@ import numpy as np
 from joblib import effective_n_jobs
 from scipy import sparse
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, is_classifier
-from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils import check_random_state
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted
@@ -29,6 +27,7 @@ from .._core.categorical import CATEGORICAL_CONSTRAINT, input_importances
 from .._core.optional import require_torch
 from .._core.persistence import VersionedStateMixin
 from .._core.validation import check_fit_data, check_predict_data, encode_classification_target
+from ._bag_rows import MEMBER_VALIDATION_FRACTION, oob_score, resolve_max_features
 from ._bagging import (_bootstrap_counts, _bootstrap_size, _fit_chunk,
                        _fit_members_with_progress, _keep_torch_threads, _member_depth)
 from ._classes import DGTClassifier, DGTRegressor, _BaseDGT
@@ -71,6 +70,12 @@ class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         # One depth for every member: the batched trainer stacks their modules.
         "max_depth": [Interval(Integral, 1, 12, closed="both"), StrOptions({"auto"})],
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "max_features": [Interval(Integral, 1, None, closed="left"),
+                         Interval(RealNotInt, 0, 1, closed="right"),
+                         StrOptions({"sqrt", "log2"}), None],
+        # "oob": every member stops on its out-of-bag rows (_bag_rows.py).
+        "validation_fraction": [Interval(RealNotInt, 0, 1, closed="neither"),
+                                StrOptions({"oob"})],
         "max_samples": [Interval(RealNotInt, 0, 1, closed="right"),
                         Interval(Integral, 1, None, closed="left")],
         "bootstrap": ["boolean"],
@@ -83,6 +88,7 @@ class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         *,
         n_estimators=30,
         max_samples=1.0,
+        max_features=None,
         bootstrap=True,
         oob_score=False,
         n_jobs=None,
@@ -111,6 +117,7 @@ class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
     ):
         self.n_estimators = n_estimators
         self.max_samples = max_samples
+        self.max_features = max_features
         self.bootstrap = bootstrap
         self.oob_score = oob_score
         self.n_jobs = n_jobs
@@ -146,6 +153,8 @@ class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
     def _make_member(self, seed):
         params = {name: getattr(self, name) for name in self._member_param_names()}
         params["max_depth"] = getattr(self, "max_depth_", self.max_depth)  # "auto" resolved
+        if self.validation_fraction == "oob":  # the split of a member without OOB rows
+            params["validation_fraction"] = MEMBER_VALIDATION_FRACTION
         # The forest shows progress over trees; members speak only at verbose >= 3.
         params["verbose"] = max(0, self.verbose - 2)
         return self._member_class(**params, categorical_features=None, random_state=seed)
@@ -190,6 +199,9 @@ class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         rng = check_random_state(self.random_state)
         member_seeds = rng.randint(_MAX_INT, size=self.n_estimators)
         sample_seeds = rng.randint(_MAX_INT, size=self.n_estimators)
+        self.max_features_ = resolve_max_features(self.max_features, X.shape[1])
+        bag = {"forest_weight": sample_weight, "max_features": self.max_features_,
+               "oob": self.bootstrap and self.validation_fraction == "oob"}
         self.max_depth_, self.depth_scores_ = _member_depth(
             self.max_depth, X, y, sample_weight, self.n_classes_ if classifier else None,
             int(rng.randint(_MAX_INT)) if self.max_depth == "auto" else 0)
@@ -206,7 +218,7 @@ class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         n_chunks = min(effective_n_jobs(self.n_jobs), self.n_estimators)
         single_thread = effective_n_jobs(self.n_jobs) != 1
         chunks = [(idx.tolist(), ([self._make_member(int(member_seeds[i])) for i in idx], X, y,
-                                  [member_weights(i) for i in idx], single_thread))
+                                  [member_weights(i) for i in idx], single_thread, bag))
                   for idx in np.array_split(np.arange(self.n_estimators), n_chunks)]
         with _keep_torch_threads():
             if self.verbose:  # a bar over trees, advanced as members finish
@@ -224,43 +236,8 @@ class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
             counts = [
                 _bootstrap_counts(seed, candidates, n_samples, n_draws) for seed in sample_seeds
             ]
-            self._set_oob_score(X, y, user_weight, sample_weight > 0, counts)
+            oob_score(self, X, y, user_weight, sample_weight > 0, counts)
         return self
-
-    def _set_oob_score(self, X, y, user_weight, in_data, counts):
-        """Average each row's predictions over the members that did not draw it.
-
-        Rows of zero weight (``~in_data``) are not in the data: they are never
-        out of bag.
-        """
-        n_samples = X.shape[0]
-        width = self.n_classes_ if is_classifier(self) else self.n_outputs_
-        total = np.zeros((n_samples, width))
-        n_pred = np.zeros(n_samples)
-        for member, count in zip(self.estimators_, counts):
-            oob = (count == 0) & in_data
-            if oob.any():
-                total[oob] += self._member_output(member, X[oob])
-                n_pred[oob] += 1
-        scored = n_pred > 0
-        if not scored[in_data].all():
-            warnings.warn(
-                "Some inputs do not have OOB scores. This probably means too few trees "
-                "were used to compute any reliable OOB estimates; their OOB prediction "
-                "is NaN and oob_score_ leaves them out.",
-                UserWarning,
-            )
-        with np.errstate(invalid="ignore", divide="ignore"):
-            oob_pred = total / n_pred[:, None]
-        if not scored.any():
-            self.oob_score_ = np.nan
-        elif is_classifier(self):
-            self.oob_score_ = accuracy_score(y[scored], oob_pred[scored].argmax(axis=1),
-                                             sample_weight=user_weight[scored])
-        else:
-            self.oob_score_ = r2_score(y[scored], oob_pred[scored] if y.ndim == 2
-                                       else oob_pred[scored, 0], sample_weight=user_weight[scored])
-        self._set_oob_attribute(oob_pred)
 
     # ------------------------------------------------------------- predicting
     def _mean_member_output(self, X):
@@ -399,6 +376,7 @@ class DGTForestClassifier(ClassifierMixin, _BaseDGTForest):
         *,
         n_estimators=30,
         max_samples=1.0,
+        max_features=None,
         bootstrap=True,
         oob_score=False,
         n_jobs=None,
@@ -429,6 +407,7 @@ class DGTForestClassifier(ClassifierMixin, _BaseDGTForest):
         super().__init__(
             n_estimators=n_estimators,
             max_samples=max_samples,
+            max_features=max_features,
             bootstrap=bootstrap,
             oob_score=oob_score,
             n_jobs=n_jobs,

@@ -14,7 +14,7 @@ __all__ = ["CART_ROW_NORM", "cart_start"]
 CART_ROW_NORM = 1.0
 
 
-def cart_start(est, module, Z, Y, w, seed):
+def cart_start(est, module, Z, Y, w, seed, max_features=None):
     """Set ``module`` (in place) to the CART grown on ``(Z, Y, w)``.
 
     A CART of depth ``est.max_depth_`` (entropy / squared error), grown on
@@ -27,7 +27,8 @@ def cart_start(est, module, Z, Y, w, seed):
     with ``n_layers > 1`` the last layer is solved so that the product of the
     layers is that embedding. Every reached leaf starts at the closed-form
     minimizer of the training loss of its rows (as ``refit_leaves``), so the
-    module starts as the CART it came from.
+    module starts as the CART it came from. ``max_features`` (an int, the
+    forests' members) is the CART's: the features drawn at each split.
     """
     import torch
     from sklearn.base import is_classifier
@@ -40,7 +41,7 @@ def cart_start(est, module, Z, Y, w, seed):
     grow = (row_subsample(Z.shape[0], MAX_EPOCH_ROWS, seed) if est.batch_size == "auto"
             else slice(None))
     cart = fit_cart(Z[grow], Y[grow], w[grow], depth=depth,
-                    classification=is_classifier(est), seed=seed)
+                    classification=is_classifier(est), seed=seed, max_features=max_features)
     W, b, _ = cart_to_complete(cart, depth, Z.shape[1], CART_ROW_NORM)
     layers = module.layers
     with torch.no_grad():
