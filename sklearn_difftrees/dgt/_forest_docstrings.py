@@ -4,10 +4,6 @@ references), formatted per task in ``_forest``."""
 from .._core.categorical import CATEGORICAL_ATTR_DOC, CATEGORICAL_PARAM_DOC
 from ._classes import _DOC_TREE_PARAMS, _FOREST_DOC_MAX_DEPTH, _INIT_AUTO_DOC
 
-# The forests keep a patience of 20 epochs where a single tree waits 50: the
-# longer patience cost 2x the time for no measured gain (pima -1.5 points,
-# vehicle +1.0); their members start from their own bootstrap CART (init="cart")
-# where a single tree trains from two starts (docs/dgt.md, "Forest defaults").
 _FOREST_DOC_VALIDATION = """    validation_fraction : float in (0, 1) or "oob", default=0.1
         Fraction of each member's sample held out for early stopping. ``"oob"``:
         every member trains on all the rows of its bootstrap sample and stops
@@ -21,6 +17,10 @@ _FOREST_DOC_VALIDATION = """    validation_fraction : float in (0, 1) or "oob", 
         it lowers the regressor's RMSE by 0 to 3.5% for 1.3 to 2.2 times the
         fit time (docs/dgt.md, "Forest defaults").
 """
+# The forests keep a patience of 20 epochs where a single tree waits 50: the
+# longer patience cost 2x the time for no measured gain (pima -1.5 points,
+# vehicle +1.0); their members start from their own bootstrap CART (init="cart")
+# where a single tree trains from two starts (docs/dgt.md, "Forest defaults").
 # validation_fraction also accepts "oob" (members stop on their out-of-bag rows).
 _FOREST_DOC_TREE_PARAMS = _FOREST_DOC_MAX_DEPTH + _DOC_TREE_PARAMS.replace(
     "n_iter_no_change : int, default=50", "n_iter_no_change : int, default=20").replace(
