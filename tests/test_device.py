@@ -35,6 +35,15 @@ def test_auto_device_is_the_cpu_without_a_gpu(monkeypatch):
         resolve_device("cuda", 10)
 
 
+def test_tel_auto_device_is_the_cpu_for_the_cpu_only_backend(fake_cuda):
+    """backend="conditional" runs on the CPU: "auto" must not pick the GPU for
+    it on large data (where it would then refuse to train)."""
+    big = 10 * AUTO_CUDA_MIN_ROWS
+    conditional = sd.TreeEnsembleLayerClassifier(backend="conditional")
+    assert resolve_device("auto", big, conditional._auto_cuda).type == "cpu"
+    assert resolve_device("auto", big, sd.TreeEnsembleLayerRegressor()._auto_cuda).type == "cuda"
+
+
 def test_latent_tree_never_picks_the_gpu_by_itself(fake_cuda):
     for cls in (sd.LatentTreeClassifier, sd.LatentTreeRegressor):
         assert resolve_device("auto", 10 * AUTO_CUDA_MIN_ROWS, cls._auto_cuda).type == "cpu"

@@ -99,8 +99,12 @@ def test_class_weight_is_applied_by_the_forest_on_original_labels():
 )
 def test_invalid_parameters(params, match):
     X, y = _data(DGTForestClassifier, n=40)
+    est = DGTForestClassifier(**{**FAST, **params})
     with pytest.raises(ValueError, match=match):
-        DGTForestClassifier(**{**FAST, **params}).fit(X, y)
+        est.fit(X, y)
+    assert not hasattr(est, "max_features_")  # set with the members, at the end
+    if "max_features" in params:  # checked before the target is encoded
+        assert not hasattr(est, "classes_")
 
 
 # ---------------------------------------------------------------- bagging

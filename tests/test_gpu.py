@@ -119,3 +119,18 @@ def test_latent_tree_layer_on_cuda_uses_the_kernel_and_matches_pure_torch():
         outs.append((z.detach().cpu().numpy(), xb.grad.cpu().numpy()))
     np.testing.assert_allclose(outs[0][0], outs[1][0], atol=1e-10)
     np.testing.assert_allclose(outs[0][1], outs[1][1], atol=1e-8)
+
+
+@pytest.mark.parametrize("params", [dict(max_features=1), dict(validation_fraction="oob")],
+                         ids=["max_features", "oob"])
+def test_forest_options_regrow_the_start_on_cuda(params):
+    """The forest options set a member's CART start again after its module
+    went to the GPU: the start is set on the CPU and the module moved back."""
+    from sklearn_difftrees import DGTForestClassifier
+
+    X, y = make_classification(n_samples=300, n_features=5, random_state=0)
+    est = DGTForestClassifier(n_estimators=3, max_depth=3, max_iter=3, device="cuda",
+                              random_state=0, **params).fit(X, y)
+    assert all(m.device_ == "cuda" for m in est.estimators_)
+    assert not _no_tensors(est)
+    assert est.score(X, y) > 0.6

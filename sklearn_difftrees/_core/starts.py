@@ -111,7 +111,7 @@ def train_starts(est, plan, warm, n_outputs, greedy_start):
     on), kept as the early-stopping candidate of epoch 0. The latter replaces
     ``plan.module`` when the paired statistic of its validation losses
     exceeds :data:`AUTO_INIT_Z`; its run is abandoned every ``ceil(max_iter
-    / 4)`` epochs where the statistic of the best models so far is at most
+    / AUTO_CHECKS)`` epochs where the statistic of the best models so far is at most
     :data:`AUTO_DROP_Z`. Only the kept run's ``ConvergenceWarning`` is shown;
     a run that diverges leaves the other (both: its error is raised). The
     random start is trained alone without validation rows

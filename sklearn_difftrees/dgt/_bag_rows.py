@@ -80,8 +80,12 @@ def use_bag_rows(member, plan, counts_weight, forest_weight, *, oob, max_feature
                                                     normalize_weights(forest_weight[oob_rows]))
         plan.start_rows = (Z[keep], Y[keep], w_fit)
     if member.init == "cart" and (moved or max_features < X.shape[1]):
+        # The start is set on the CPU, as in the member's own _fit_setup
+        # (which has already moved the module to its training device).
+        plan.module.cpu()
         cart_start(member, plan.module, *plan.start_rows, plan.train_kwargs["seed"],
                    max_features=max_features)
+        plan.module.to(plan.device)
 
 
 def oob_score(forest, X, y, user_weight, in_data, counts):

@@ -184,6 +184,7 @@ class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
             raise ValueError("Out of bag estimation only available if bootstrap=True.")
         classifier = is_classifier(self)
         X, y, sample_weight = check_fit_data(self, X, y, sample_weight, multi_output=not classifier)
+        max_features = resolve_max_features(self.max_features, X.shape[1])  # may raise
         user_weight = sample_weight  # the OOB score ignores class_weight, as score() does
         if classifier:
             # Members see the codes 0 .. K-1, so that all of them share the
@@ -199,8 +200,7 @@ class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         rng = check_random_state(self.random_state)
         member_seeds = rng.randint(_MAX_INT, size=self.n_estimators)
         sample_seeds = rng.randint(_MAX_INT, size=self.n_estimators)
-        self.max_features_ = resolve_max_features(self.max_features, X.shape[1])
-        bag = {"forest_weight": sample_weight, "max_features": self.max_features_,
+        bag = {"forest_weight": sample_weight, "max_features": max_features,
                "oob": self.bootstrap and self.validation_fraction == "oob"}
         self.max_depth_, self.depth_scores_ = _member_depth(
             self.max_depth, X, y, sample_weight, self.n_classes_ if classifier else None,
@@ -231,6 +231,7 @@ class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
                 )
                 self.estimators_ = [member for chunk in fitted for member in chunk]
         self.n_iter_ = np.array([member.n_iter_ for member in self.estimators_])
+        self.max_features_ = max_features
 
         if self.oob_score:
             counts = [

@@ -96,6 +96,11 @@ class _BaseTEL(_TELExportMixin, BaseGradientModel):
     which folds the standardization into raw-space numpy arrays.
     """
 
+    @property
+    def _auto_cuda(self):
+        """``device="auto"`` may pick a GPU unless the backend is CPU-only."""
+        return self.backend != "conditional"
+
     _parameter_constraints = {
         **BaseGradientModel._parameter_constraints,
         "categorical_features": CATEGORICAL_CONSTRAINT,
