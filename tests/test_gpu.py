@@ -106,17 +106,25 @@ def test_latent_tree_layer_on_cuda_uses_the_kernel_and_matches_pure_torch():
     gradients, in float64."""
     from sklearn_difftrees import LatentTreeLayer
 
+    from sklearn_difftrees.latent_tree._torch import TreeIsotonicFunction
+
     torch.manual_seed(0)
     x = torch.randn(200, 6, dtype=torch.float64, device="cuda")
+    calls = []
+    real_apply = TreeIsotonicFunction.apply
     outs = []
     for backend in ("auto", "torch"):
         torch.manual_seed(1)
         layer = LatentTreeLayer(6, 3, backend=backend).double().to("cuda")
         xb = x.clone().requires_grad_(True)
-        z = layer(xb)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(TreeIsotonicFunction, "apply",
+                       lambda *a: calls.append(backend) or real_apply(*a))
+            z = layer(xb)
         assert z.device.type == "cuda"
         (z * torch.arange(z.shape[1], device="cuda")).sum().backward()
         outs.append((z.detach().cpu().numpy(), xb.grad.cpu().numpy()))
+    assert calls and set(calls) == {"auto"}  # the kernel ran for "auto" only
     np.testing.assert_allclose(outs[0][0], outs[1][0], atol=1e-10)
     np.testing.assert_allclose(outs[0][1], outs[1][1], atol=1e-8)
 

@@ -95,6 +95,27 @@ def test_torch_pav_matches_kernel_forward_and_gradient(kind, depth, lam):
         np.testing.assert_allclose(grads[0], grads[1], atol=1e-10)
 
 
+@pytest.mark.parametrize("device, rows, expected", [
+    ("cpu", 5000, "kernel"),
+    ("meta", 1024, "kernel"),  # a non-CPU training batch: the kernel, via the host
+    ("meta", 1025, "torch"),  # larger non-CPU batches: pure torch on the device
+])
+def test_auto_backend_choice_by_device_and_rows(monkeypatch, device, rows, expected):
+    """``backend="auto"``: the compiled kernel on the CPU and for non-CPU
+    batches of at most KERNEL_ROWS_ON_DEVICE rows, pure torch above (a
+    ``meta`` tensor stands for a GPU one; both backends are stubbed)."""
+    from sklearn_difftrees.latent_tree import _torch as pav_torch
+
+    assert pav_torch.KERNEL_ROWS_ON_DEVICE == 1024
+    taken = []
+    monkeypatch.setattr(pav_torch.TreeIsotonicFunction, "apply",
+                        lambda q, lam: taken.append("kernel"))
+    monkeypatch.setattr(pav_torch, "tree_isotonic_torch",
+                        lambda q, lam: taken.append("torch"))
+    pav_torch.tree_isotonic(torch.empty((rows, 7), device=device), 0.1)
+    assert taken == [expected]
+
+
 def test_root_child_pooling_in_both_implementations():
     """Root fixed at q = 1 (a_root < 1 when lam > 0), child 1 far above: pooled."""
     q = np.array([[1.0, 3.0, 2.5], [1.0, 2.0, -2.0]])
