@@ -25,7 +25,7 @@ directives = {
 
 # Kernels whose loops run in parallel with OpenMP (``prange``); the others are
 # built without it.
-OPENMP_KERNELS = {"_dgt", "_tel"}
+OPENMP_KERNELS = {"_dgt", "_polytope", "_tel"}
 if os.name == "nt":  # MSVC
     OPENMP_COMPILE, OPENMP_LINK = ["/openmp"], []
     OPTIMIZE = ["/O2"]

@@ -26,6 +26,7 @@ from torch import nn
 
 from .._core._trainer import seeded, to_tensor, train
 from ._freeze import PRIOR_EPS
+from ._kernels import child_table, polytope_backward, polytope_forward
 
 __all__ = [
     "PolytopeTreeModule",
@@ -72,6 +73,43 @@ class _NodeScores(torch.autograd.Function):
         return None, grad_beta, gz.sum(0).view(S, K), grad_r
 
 
+#: Split nodes from which :class:`PolytopeTreeModule` runs the compiled
+#: conditional passes on the CPU (below, the dense passes are as fast).
+CONDITIONAL_MIN_NODES = 32
+#: Reach probability at or below which the conditional passes do not expand
+#: a split node (see ``_kernels/_polytope.pyx``): its leaves get probability
+#: 0, so a leaf's value moves by at most this much per dropped ancestor.
+REACH_EPS = 1e-6
+
+
+class _ConditionalPolytope(torch.autograd.Function):
+    """The compiled conditional forward / backward of a
+    :class:`PolytopeTreeModule` (CPU tensors, float32/64)."""
+
+    @staticmethod
+    def forward(ctx, X, beta, bias, r, module):
+        n_threads = torch.get_num_threads()
+        P, rec = polytope_forward(
+            X.detach().contiguous().numpy(), beta.detach().numpy(), bias.detach().numpy(),
+            r.detach().numpy(), module._child, len(module.leaves), eps=module.reach_eps,
+            record=True, capacity=module._capacity, n_threads=n_threads)
+        # The next batch's record width: twice this batch's longest record
+        # (when a row does not fit, the pass runs again with enough).
+        module._capacity = max(8, 2 * int(rec.length.max(initial=0)))
+        ctx.rec, ctx.child, ctx.n_threads = rec, module._child, n_threads
+        ctx.save_for_backward(X, r)
+        return torch.from_numpy(P)
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, grad_P):
+        X, r = ctx.saved_tensors
+        gb, gc, gr = polytope_backward(
+            X.detach().contiguous().numpy(), r.detach().numpy(), ctx.child,
+            grad_P.contiguous().numpy(), ctx.rec, X.shape[1], n_threads=ctx.n_threads)
+        return None, torch.from_numpy(gb), torch.from_numpy(gc), torch.from_numpy(gr), None
+
+
 class PolytopeTreeModule(nn.Module):
     """Probabilistic convex-polytope tree over a fixed set of split nodes.
 
@@ -115,6 +153,13 @@ class PolytopeTreeModule(nn.Module):
             ))
             level = [c for c in children if c in splits]
         self._index_cache = {}
+        # The compiled conditional passes (CPU, trees of at least
+        # CONDITIONAL_MIN_NODES split nodes): children table, reach
+        # threshold and the record width of the next batch.
+        self.conditional = S >= CONDITIONAL_MIN_NODES
+        self.reach_eps = REACH_EPS
+        self._child = child_table(self.split_nodes, self.leaves) if self.conditional else None
+        self._capacity = 8
         # Leaves come out level by level; their order as ``self.leaves``
         # (None where that is already the order).
         order = np.argsort([c for level in self._levels for c in level[3]], kind="stable")
@@ -135,9 +180,23 @@ class PolytopeTreeModule(nn.Module):
         return _NodeScores.apply(X, self.beta, self.bias, self.weights())
 
     def forward(self, X):
-        """Leaf probabilities (eq. 8), shape (n, n_leaves), columns = ``self.leaves``."""
+        """Leaf probabilities (eq. 8), shape (n, n_leaves), columns = ``self.leaves``.
+
+        On the CPU, a tree of ``conditional`` size runs the compiled passes,
+        which skip the split nodes a row reaches with probability at most
+        ``reach_eps`` (their leaves get 0); elsewhere every node is evaluated.
+        """
         if not self.split_nodes:
             return torch.ones(X.shape[0], 1, dtype=X.dtype, device=X.device)
+        if self.conditional and X.device.type == "cpu":
+            r = self.weights()
+            if torch.is_grad_enabled() and r.requires_grad:
+                return _ConditionalPolytope.apply(X, self.beta, self.bias, r, self)
+            P, _ = polytope_forward(
+                X.detach().contiguous().numpy(), self.beta.detach().numpy(),
+                self.bias.detach().numpy(), r.detach().numpy(), self._child, len(self.leaves),
+                eps=self.reach_eps, n_threads=torch.get_num_threads())
+            return torch.from_numpy(P)
         s = self.node_scores(X)
         n = X.shape[0]
         levels = self._level_index(X.device)

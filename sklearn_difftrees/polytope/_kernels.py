@@ -1,0 +1,141 @@
+"""Torch-free wrappers of the compiled conditional passes (``_kernels/_polytope``).
+
+The kernels are dumb; these functions own safety: they cast every array to
+one dtype (float32 or float64, the dtype of ``X``), make them C-contiguous
+private copies when needed, check the shapes and allocate every output.
+"""
+
+import numpy as np
+
+from .._kernels._polytope import FACET_CHUNK, MAX_DEPTH, _polytope_backward, _polytope_forward
+
+__all__ = ["MAX_DEPTH", "PolytopeRecord", "child_table", "polytope_backward", "polytope_forward"]
+
+
+def child_table(split_nodes, leaves):
+    """``(S, 2)`` int32 children of the kernels: a split child's position in
+    ``split_nodes`` (``>= 0``) or a leaf's column in ``leaves`` as ``-1 - column``.
+
+    ``split_nodes`` must be sorted heap indices with the root first, every
+    child of a split node either splitting or in ``leaves``; raises
+    ``ValueError`` when the tree is deeper than the kernels' stacks.
+    """
+    pos = {int(v): i for i, v in enumerate(split_nodes)}
+    col = {int(v): i for i, v in enumerate(leaves)}
+    table = np.empty((len(pos), 2), dtype=np.int32)
+    for v, i in pos.items():
+        for side in (0, 1):
+            c = 2 * v + 1 + side
+            table[i, side] = pos[c] if c in pos else -1 - col[c]
+    if pos and max(int(np.log2(v + 1)) for v in pos) >= MAX_DEPTH:
+        raise ValueError(f"The conditional passes support trees of depth <= {MAX_DEPTH}.")
+    return table
+
+
+class PolytopeRecord:
+    """What the forward pass keeps for the backward pass: per row, its
+    expanded split nodes in pre-order (``node[i, :length[i]]``: position * 4
+    + expanded-children flags), their reach and left probabilities
+    (``value[i, e] = (R, exp(-s))``) and per facet ``softplus(z)`` and
+    ``sigmoid(z)`` (``sp[i, e, :]``, ``sig[i, e, :]``)."""
+
+    __slots__ = ("node", "value", "sp", "sig", "length")
+
+    def __init__(self, node, value, sp, sig, length):
+        self.node, self.value, self.sp, self.sig, self.length = node, value, sp, sig, length
+
+
+def _as(a, dtype):
+    return np.ascontiguousarray(a, dtype=dtype)
+
+
+def _check(X, beta, bias, r, child):
+    S, K, p = beta.shape
+    if (bias.shape != (S, K) or r.shape != (S, K) or child.shape != (S, 2)
+            or X.ndim != 2 or X.shape[1] != p or S == 0):
+        raise ValueError(
+            f"polytope kernels: shapes do not agree (X {X.shape}, beta {beta.shape}, "
+            f"bias {bias.shape}, r {r.shape}, child {child.shape}).")
+
+
+def polytope_forward(X, beta, bias, r, child, n_leaves, *, eps=0.0, record=False, capacity=None,
+                     n_threads=1):
+    """Leaf probabilities of the rows of ``X`` (conditional forward pass).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features), float32 or float64
+    beta : ndarray of shape (S, K, n_features)
+    bias, r : ndarray of shape (S, K)
+    child : ndarray of shape (S, 2), int32
+        From :func:`child_table`.
+    n_leaves : int
+        Output columns (leaves).
+    eps : float >= 0
+        A split child reached with probability at most ``eps`` is not
+        expanded (its leaves get 0). ``0``: exact.
+    record : bool
+        Keep what :func:`polytope_backward` needs.
+    capacity : int, optional
+        Record entries per row to allocate (default: ``S``, every split
+        node); when a row needs more, the pass runs again with enough.
+    n_threads : int
+        OpenMP threads over the rows.
+
+    Returns
+    -------
+    P : ndarray of shape (n_samples, n_leaves)
+    rec : PolytopeRecord or None
+    """
+    dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.float64
+    X, bias, r = _as(X, dtype), _as(bias, dtype), _as(r, dtype)
+    beta = np.asarray(beta, dtype=dtype)
+    child = _as(child, np.int32)
+    _check(X, beta, bias, r, child)
+    n, (S, K, p) = X.shape[0], beta.shape
+    Kp = -(-K // FACET_CHUNK) * FACET_CHUNK
+    betaT = np.zeros((S, p, Kp), dtype=dtype)  # the kernel's layout (see _polytope.pyx)
+    betaT[:, :, :K] = beta.transpose(0, 2, 1)
+    n_threads = max(1, int(n_threads))
+    out = np.empty((n, int(n_leaves)), dtype=dtype)
+    work = np.empty((n_threads, 3 * Kp), dtype=dtype)
+    length = np.empty(n, dtype=np.int64)
+    cap = min(S, max(1, int(capacity))) if record and capacity is not None else S
+    while True:
+        rows, width = (n, cap) if record else (1, 1)
+        node = np.empty((rows, width), dtype=np.int32)
+        value = np.empty((rows, width, 2), dtype=np.float64)
+        sp = np.empty((rows, width, K), dtype=dtype)
+        sig = np.empty((rows, width, K), dtype=dtype)
+        _polytope_forward(X, betaT, bias, r, child, float(eps), out, work, node, value, sp, sig,
+                          length, bool(record), n_threads)
+        if not record:
+            return out, None
+        needed = int(length.max(initial=0))
+        if needed <= cap:
+            return out, PolytopeRecord(node, value, sp, sig, length)
+        cap = needed
+
+
+def polytope_backward(X, r, child, grad_out, rec, n_features, *, n_threads=1):
+    """Gradients ``(grad_beta, grad_bias, grad_r)`` of a loss with
+    ``dL/dP = grad_out`` from the forward pass's :class:`PolytopeRecord`
+    (accumulated per thread in the dtype of ``X``, then summed)."""
+    dtype = X.dtype
+    X, r, grad_out = _as(X, dtype), _as(r, dtype), _as(grad_out, dtype)
+    child = _as(child, np.int32)
+    n_threads = max(1, int(n_threads))
+    S, K = r.shape
+    width = rec.node.shape[1]
+    if (X.shape[1] != n_features or child.shape != (S, 2) or grad_out.shape[0] != X.shape[0]
+            or rec.node.shape[0] != X.shape[0] or rec.sp.shape != (X.shape[0], width, K)
+            or rec.sig.shape != rec.sp.shape or rec.sp.dtype != dtype
+            or (rec.length > width).any()):
+        raise ValueError("polytope_backward: grad_out or the record does not match X, r.")
+    grad_beta = np.zeros((n_threads, S, K, n_features), dtype=dtype)
+    grad_bias = np.zeros((n_threads, S, K), dtype=dtype)
+    grad_r = np.zeros((n_threads, S, K), dtype=dtype)
+    _polytope_backward(X, r, child, grad_out, rec.node, rec.value, rec.sp, rec.sig, rec.length,
+                       grad_beta, grad_bias, grad_r, n_threads)
+    return tuple(g[0] if n_threads == 1 else g.sum(axis=0)
+                 for g in (grad_beta, grad_bias, grad_r))

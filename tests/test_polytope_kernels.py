@@ -1,0 +1,232 @@
+"""ConvexPolytopeTree's compiled conditional passes against independent oracles:
+numpy path products (eq. 8), torch autograd of the dense module, finite
+differences, and the truncation bound of ``eps``."""
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from sklearn_difftrees.polytope import _training  # noqa: E402
+from sklearn_difftrees.polytope._kernels import (  # noqa: E402
+    child_table,
+    polytope_backward,
+    polytope_forward,
+)
+from sklearn_difftrees.polytope._training import (  # noqa: E402
+    PolytopeTreeModule,
+    entropy_loss,
+    variance_loss,
+)
+
+# A complete depth-4 tree with an unbalanced tail below it (36 split nodes).
+NODES = list(range(31)) + [31, 32, 45, 46, 93]
+TREES = [[0], [0, 2], [0, 1, 2, 5], list(range(15)), NODES]
+
+
+def _random_tree(nodes, p, K, dtype, rng, spread=3.0):
+    """A module with random parameters; returns ``(module, X)``."""
+    torch.manual_seed(int(rng.randint(1 << 30)))
+    module = PolytopeTreeModule(nodes, n_features=p, n_facets=K).to(dtype)
+    with torch.no_grad():
+        module.bias.normal_(0, 1)
+        module.rho.normal_(0, 1)
+    X = torch.as_tensor(spread * rng.normal(size=(57, p)), dtype=dtype)
+    return module, X
+
+
+def _path_products(module, X):
+    """Eq. (8) in numpy, float64: a leaf's probability is the product over
+    its ancestors of exp(-s_v) (left) or 1 - exp(-s_v) (right)."""
+    beta = module.beta.detach().double().numpy()
+    bias = module.bias.detach().double().numpy()
+    r = module.weights().detach().double().numpy()
+    z = np.einsum("np,skp->nsk", X.double().numpy(), beta) + bias
+    s = (r * np.logaddexp(0, z)).sum(-1)
+    pos = {v: i for i, v in enumerate(module.split_nodes)}
+    P = np.ones((X.shape[0], len(module.leaves)))
+    for col, leaf in enumerate(module.leaves):
+        child = leaf
+        while child:
+            parent = (child - 1) // 2
+            sv = s[:, pos[parent]]
+            P[:, col] *= np.exp(-sv) if child == 2 * parent + 1 else -np.expm1(-sv)
+            child = parent
+    return P
+
+
+def _kernel_pass(module, X, grad, eps=0.0, **kw):
+    r = module.weights().detach().numpy()
+    child = child_table(module.split_nodes, module.leaves)
+    P, rec = polytope_forward(X.numpy(), module.beta.detach().numpy(),
+                              module.bias.detach().numpy(), r, child, len(module.leaves),
+                              eps=eps, record=True, **kw)
+    grads = polytope_backward(X.numpy(), r, child, grad, rec, X.shape[1],
+                              n_threads=kw.get("n_threads", 1))
+    return P, grads
+
+
+def _dense_grads(module, X, grad):
+    """dL/d(beta, bias, r) of L = sum(P * grad) by torch autograd of the
+    dense module (every node evaluated)."""
+    beta = module.beta.detach().clone().requires_grad_(True)
+    bias = module.bias.detach().clone().requires_grad_(True)
+    r = module.weights().detach().clone().requires_grad_(True)
+    s = _training._NodeScores.apply(X, beta, bias, r)
+    conditional, module.conditional = module.conditional, False
+    try:
+        module.node_scores = lambda X: s
+        P = module(X)
+    finally:
+        del module.node_scores
+        module.conditional = conditional
+    (P * torch.as_tensor(grad)).sum().backward()
+    return P.detach().numpy(), (beta.grad.numpy(), bias.grad.numpy(), r.grad.numpy())
+
+
+@pytest.mark.parametrize("nodes", TREES)
+@pytest.mark.parametrize("dtype,rtol", [(torch.float64, 1e-10), (torch.float32, 2e-4)])
+def test_exact_passes_match_path_products_and_autograd(nodes, dtype, rtol):
+    rng = np.random.RandomState(len(nodes))
+    module, X = _random_tree(nodes, 5, 3, dtype, rng)
+    grad = rng.normal(size=(X.shape[0], len(module.leaves))).astype(X.numpy().dtype)
+    P, grads = _kernel_pass(module, X, grad)
+    assert P.dtype == X.numpy().dtype and all(g.dtype == P.dtype for g in grads)
+    np.testing.assert_allclose(P, _path_products(module, X), rtol=rtol, atol=rtol * 1e-2)
+    P_dense, ref = _dense_grads(module, X, grad)
+    np.testing.assert_allclose(P, P_dense, rtol=rtol, atol=rtol * 1e-2)
+    for got, exp in zip(grads, ref):
+        scale = np.abs(exp).max()
+        np.testing.assert_allclose(got, exp, rtol=rtol, atol=rtol * scale)
+
+
+def test_gradcheck_of_the_module_on_the_kernels():
+    """Finite differences through the autograd Function (float64, eps = 0)."""
+    torch.manual_seed(0)
+    module = PolytopeTreeModule(NODES, n_features=4, n_facets=2).double()
+    assert module.conditional
+    module.reach_eps = 0.0
+    X = torch.randn(15, 4, dtype=torch.float64)
+    y = torch.tensor([0, 1, 2] * 5, dtype=torch.float64)
+    w = torch.rand(15, dtype=torch.float64) + 0.5
+    t = torch.randn(15, 1, dtype=torch.float64)
+
+    def objective(beta, bias, rho):
+        for name, value in zip(("beta", "bias", "rho"), (beta, bias, rho)):
+            module._parameters.pop(name, None)  # plain tensors: gradcheck's inputs
+            setattr(module, name, value)
+        P = module(X)
+        return (entropy_loss(P, torch.stack([y, w], 1)).mean()
+                + variance_loss(P, torch.cat([t, w[:, None]], 1)).mean())
+
+    inputs = tuple(p.detach().clone().requires_grad_(True)
+                   for p in (module.beta, module.bias, module.rho))
+    assert torch.autograd.gradcheck(objective, inputs, eps=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("eps", [1e-6, 1e-3, 0.05])
+def test_truncation_drops_at_most_eps_per_skipped_node(eps):
+    """A split node reached with probability <= eps is not expanded: its
+    leaves get 0, every other leaf keeps its exact value, and a row loses
+    at most eps per skipped node (their subtrees are disjoint)."""
+    rng = np.random.RandomState(3)
+    module, X = _random_tree(NODES, 5, 3, torch.float64, rng, spread=6.0)
+    exact = _path_products(module, X)
+    grad = rng.normal(size=exact.shape)
+    P, grads = _kernel_pass(module, X, grad, eps=eps)
+    _, rec0 = polytope_forward(X.numpy(), module.beta.detach().numpy(),
+                               module.bias.detach().numpy(), module.weights().detach().numpy(),
+                               child_table(module.split_nodes, module.leaves),
+                               len(module.leaves), record=True)
+    _, rec = polytope_forward(X.numpy(), module.beta.detach().numpy(),
+                              module.bias.detach().numpy(), module.weights().detach().numpy(),
+                              child_table(module.split_nodes, module.leaves),
+                              len(module.leaves), eps=eps, record=True)
+    assert (rec.length < rec0.length).any()  # something was skipped
+    kept = np.isclose(P, exact, rtol=1e-12, atol=0)
+    assert np.all(P[~kept] == 0)
+    lost = (exact - P).sum(1)
+    assert np.all(lost >= -1e-12)
+    assert np.all(lost <= eps * (rec0.length - rec.length) + 1e-12)
+    # the gradients are those of the truncated function: close to the exact ones
+    _, exact_grads = _kernel_pass(module, X, grad)
+    for got, exp in zip(grads, exact_grads):
+        assert np.abs(got - exp).max() <= 50 * eps * np.abs(exp).max() + 1e-12
+
+
+def test_record_growth_threads_readonly_and_no_mutation():
+    rng = np.random.RandomState(4)
+    module, X = _random_tree(NODES, 6, 4, torch.float64, rng)
+    beta = module.beta.detach().numpy().copy()
+    bias = module.bias.detach().numpy().copy()
+    r = module.weights().detach().numpy().copy()
+    Xn = X.numpy().copy()
+    child = child_table(module.split_nodes, module.leaves)
+    g = rng.normal(size=(Xn.shape[0], len(module.leaves)))
+    arrays = [a.copy() for a in (Xn, beta, bias, r, child, g)]
+    for a in (Xn, beta, bias, r, child, g):
+        a.setflags(write=False)
+    P1, rec1 = polytope_forward(Xn, beta, bias, r, child, len(module.leaves), record=True,
+                                capacity=1)
+    assert rec1.node.shape[1] == rec1.length.max()  # ran again with enough
+    res1 = polytope_backward(Xn, r, child, g, rec1, Xn.shape[1], n_threads=1)
+    P2, rec2 = polytope_forward(Xn, beta, bias, r, child, len(module.leaves), record=True,
+                                n_threads=2)
+    res2 = polytope_backward(Xn, r, child, g, rec2, Xn.shape[1], n_threads=2)
+    np.testing.assert_array_equal(P1, P2)  # per-row: no reduction
+    for a, c in zip(res1, res2):  # per-thread sums: same up to rounding
+        np.testing.assert_allclose(a, c, rtol=1e-12, atol=1e-12)
+    for a, c in zip((Xn, beta, bias, r, child, g), arrays):
+        np.testing.assert_array_equal(a, c)
+    with pytest.raises(ValueError, match="does not match"):
+        polytope_backward(Xn[:-1], r, child, g[:-1], rec1, Xn.shape[1])
+    with pytest.raises(ValueError, match="shapes do not agree"):
+        polytope_forward(Xn[:, :-1], beta, bias, r, child, len(module.leaves))
+
+
+def test_float32_softplus_and_sigmoid_over_the_whole_range():
+    """One node, one facet, z from -90 to 90: the float32 kernel's left and
+    right probabilities and its gradients agree with float64 to float32
+    rounding (the softplus goes through logf with a rounding correction)."""
+    z = np.concatenate([np.linspace(-90, 90, 2001), [-1e-3, 0.0, 1e-3]])
+    X = z[:, None]
+    beta, bias, r = np.ones((1, 1, 1)), np.zeros((1, 1)), np.full((1, 1), 0.7)
+    child = child_table([0], [1, 2])
+    g = np.column_stack([np.ones_like(z), -np.ones_like(z)]) / z.size
+    out = {}
+    for dtype in (np.float64, np.float32):
+        P, rec = polytope_forward(X.astype(dtype), beta, bias, r, child, 2, record=True)
+        out[dtype] = (P, polytope_backward(X.astype(dtype), r, child, g.astype(dtype), rec, 1))
+    s = 0.7 * np.logaddexp(0, z)
+    np.testing.assert_allclose(out[np.float64][0][:, 0], np.exp(-s), rtol=1e-13)
+    np.testing.assert_allclose(out[np.float32][0], out[np.float64][0], rtol=3e-6, atol=1e-7)
+    for a, b in zip(out[np.float32][1], out[np.float64][1]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7 * np.abs(b).max())
+
+
+def test_module_runs_the_kernels_only_for_large_trees_on_the_cpu(monkeypatch):
+    calls = []
+    real = _training.polytope_forward
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs["record"] if "record" in kwargs else False)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_training, "polytope_forward", spy)
+    small = PolytopeTreeModule(list(range(15)), 3, 2)
+    large = PolytopeTreeModule(list(range(_training.CONDITIONAL_MIN_NODES)), 3, 2)
+    assert not small.conditional and large.conditional
+    X = torch.randn(10, 3)
+    small(X).sum().backward()
+    assert calls == []
+    large(X).sum().backward()  # training: the autograd Function records
+    with torch.no_grad():
+        P = large(X)  # evaluation: no record
+    assert calls == [True, False]
+    np.testing.assert_allclose(P.sum(1).numpy(), 1.0, rtol=1e-5)
+    assert large.beta.grad is not None and large.rho.grad is not None
+
+
+def test_child_table_encodes_positions_and_leaf_columns():
+    nodes, leaves = [0, 2, 6], [1, 5, 13, 14]
+    np.testing.assert_array_equal(child_table(nodes, leaves), [[-1, 1], [-2, 2], [-3, -4]])
