@@ -100,12 +100,13 @@ def test_exact_passes_match_path_products_and_autograd(nodes, dtype, rtol):
         np.testing.assert_allclose(got, exp, rtol=rtol, atol=rtol * scale)
 
 
-def test_gradcheck_of_the_module_on_the_kernels():
+def test_gradcheck_of_the_module_on_the_kernels(monkeypatch):
     """Finite differences through the autograd Function (float64, eps = 0)."""
     torch.manual_seed(0)
     module = PolytopeTreeModule(NODES, n_features=4, n_facets=2).double()
     assert module.conditional
     module.reach_eps = 0.0
+    module._choose = lambda reached: None  # the kernels on every pass
     X = torch.randn(15, 4, dtype=torch.float64)
     y = torch.tensor([0, 1, 2] * 5, dtype=torch.float64)
     w = torch.rand(15, dtype=torch.float64) + 0.5
@@ -204,27 +205,53 @@ def test_float32_softplus_and_sigmoid_over_the_whole_range():
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7 * np.abs(b).max())
 
 
-def test_module_runs_the_kernels_only_for_large_trees_on_the_cpu(monkeypatch):
+def test_module_runs_the_kernels_where_rows_reach_few_nodes(monkeypatch):
+    """Small trees stay dense; a large tree runs the kernels while its
+    training rows reach fewer than 1 / CONDITIONAL_COST_RATIO of its split
+    nodes, and every training step (either pass) measures that again."""
     calls = []
     real = _training.polytope_forward
 
     def spy(*args, **kwargs):
-        calls.append(kwargs["record"] if "record" in kwargs else False)
+        calls.append(kwargs.get("record", False))
         return real(*args, **kwargs)
 
     monkeypatch.setattr(_training, "polytope_forward", spy)
+    torch.manual_seed(0)
+    X = torch.randn(64, 3)
     small = PolytopeTreeModule(list(range(15)), 3, 2)
-    large = PolytopeTreeModule(list(range(_training.CONDITIONAL_MIN_NODES)), 3, 2)
-    assert not small.conditional and large.conditional
-    X = torch.randn(10, 3)
     small(X).sum().backward()
-    assert calls == []
-    large(X).sum().backward()  # training: the autograd Function records
+    assert not small.conditional and calls == []
+
+    large = PolytopeTreeModule(list(range(63)), 3, 2)  # depth 6: 6 of 63 nodes on a hard path
+    assert large.conditional
+
+    def scale(c):
+        with torch.no_grad():
+            large.beta.mul_(c)
+            large.bias.mul_(c)
+
+    def step():
+        large.zero_grad()
+        large(X).sum().backward()
+
+    scale(1e3)  # hard splits: a row reaches a few nodes
+    step()
+    step()
     with torch.no_grad():
         P = large(X)  # evaluation: no record
-    assert calls == [True, False]
+    assert calls == [True, True, False]
     np.testing.assert_allclose(P.sum(1).numpy(), 1.0, rtol=1e-5)
     assert large.beta.grad is not None and large.rho.grad is not None
+    scale(1e-4)  # soft splits: every row reaches every node
+    step()  # the kernels measure it...
+    step()  # ...and the dense passes run
+    assert calls == [True, True, False, True]
+    scale(1e6)  # hard again: the dense pass measures it...
+    step()
+    assert calls == [True, True, False, True]
+    step()  # ...and the kernels come back
+    assert calls == [True, True, False, True, True]
 
 
 def test_child_table_encodes_positions_and_leaf_columns():
