@@ -49,8 +49,8 @@ from cython.parallel cimport prange, threadid
 from libc.math cimport exp, expm1, log1p
 from libc.stdint cimport int32_t, int64_t
 
-# Depth limit of the fixed-size traversal stacks (the Python layer enforces
-# depth <= MAX_DEPTH).
+# Depth limit of the fixed-size traversal stacks (the Python layer checks
+# every children table: positions, leaf columns, no cycle, depth <= MAX_DEPTH).
 cdef enum:
     STACK = 64
     CHUNK = 4  # facets whose pre-activations are summed together (see _facets)
@@ -62,14 +62,16 @@ cdef extern from *:
     """
     /* Pre-activations of the facets of one node: z[k] = bias[k] + sum_j
        betaT[j * Kp + k] x[j] for k < K, betaT's rows padded with zeros to
-       Kp, a multiple of 4. Four facets are summed together (one SIMD
+       Kp, a multiple of 4 (z's padding is set to 0). Four facets are summed together (one SIMD
        vector with GCC / Clang vector extensions, any architecture), each
        with four partial sums over j mod 4 added as ((s0 + s1) + (s2 + s3))
-       + bias; the scalar build (other compilers) adds in the same order,
-       so both give the same floats. A dot product per facet is a serial
-       reduction the compiler may not vectorize. */
+       + bias; the scalar build (other compilers) adds in the same order
+       (the same floats where neither contracts a multiply-add). A dot
+       product per facet is a serial reduction the compiler may not
+       vectorize. */
     #include <string.h>
     #define DT_FACETS_SCALAR(T) \
+        for (Py_ssize_t k = K; k < Kp; k++) z[k] = 0; \
         for (Py_ssize_t c0 = 0; c0 < Kp; c0 += 4) \
             for (Py_ssize_t k = c0; k < c0 + 4 && k < K; k++) { \
                 T s0 = 0, s1 = 0, s2 = 0, s3 = 0; \
@@ -99,6 +101,10 @@ cdef extern from *:
         - 1.6668057665E-1f) * (f) + 2.0000714765E-1f) * (f) - 2.4999993993E-1f) * (f) \
         + 3.3333331174E-1f)
     #define DT_MAGIC 12582912.0f  /* 1.5 * 2^23: adding and subtracting rounds to an integer */
+    #define DT_MAGIC_BITS 0x4B400000  /* its bits: those of MAGIC + n minus these are n */
+    #ifdef __FAST_MATH__
+    #error "cython_src/_polytope.pyx must not be compiled with -ffast-math (its exp rounds with (x + MAGIC) - MAGIC)"
+    #endif
     #if defined(__GNUC__) || defined(__clang__)
     typedef float dt_v4f __attribute__((vector_size(16)));
     typedef int dt_v4i __attribute__((vector_size(16)));
@@ -108,16 +114,17 @@ cdef extern from *:
     static inline void dt_softplus_sigmoid_f(const float* zs, float* sp, float* sig, Py_ssize_t Kp) {
         const dt_v4f zero = {0, 0, 0, 0}, one = {1, 1, 1, 1};
         for (Py_ssize_t k = 0; k < Kp; k += 4) {
-            dt_v4f z, x, n, y, e, f, kf, q;
+            dt_v4f z, x, t, n, y, e, f, kf, q;
             dt_v4i bits;
             memcpy(&z, zs + k, 16);
             x = dt_sel(z > zero, -z, z);                   /* -|z| */
             x = dt_sel(x < -87.0f, zero - 87.0f, x);
-            n = (x * 1.44269504088896341f + DT_MAGIC) - DT_MAGIC;
+            t = x * 1.44269504088896341f + DT_MAGIC;
+            n = t - DT_MAGIC;
             x = x - n * 0.693359375f;
             x = x - n * -2.12194440e-4f;
             y = DT_EXP_P(x) * (x * x) + x + 1.0f;
-            bits = (__builtin_convertvector(n, dt_v4i) + 127) << 23;
+            bits = ((dt_v4i)t - DT_MAGIC_BITS + 127) << 23;
             e = y * (dt_v4f)bits;                           /* exp(-|z|) */
             kf = dt_sel(e > 0.41421356237f, one, zero);
             f = dt_sel(e > 0.41421356237f, (e - 1.0f) * 0.5f, e);
@@ -133,14 +140,16 @@ cdef extern from *:
     #else
     static inline void dt_softplus_sigmoid_f(const float* zs, float* sp, float* sig, Py_ssize_t Kp) {
         for (Py_ssize_t k = 0; k < Kp; k++) {
-            float z = zs[k], x = z > 0 ? -z : z, n, y, e, f, kf, q, bits_f;
+            float z = zs[k], x = z > 0 ? -z : z, t, n, y, e, f, kf, q, bits_f;
             int bits;
             x = x < -87.0f ? -87.0f : x;
-            n = (x * 1.44269504088896341f + DT_MAGIC) - DT_MAGIC;
+            t = x * 1.44269504088896341f + DT_MAGIC;
+            n = t - DT_MAGIC;
             x = x - n * 0.693359375f;
             x = x - n * -2.12194440e-4f;
             y = DT_EXP_P(x) * (x * x) + x + 1.0f;
-            bits = ((int)n + 127) << 23;
+            memcpy(&bits, &t, 4);
+            bits = (bits - DT_MAGIC_BITS + 127) << 23;
             memcpy(&bits_f, &bits, 4);
             e = y * bits_f;
             kf = e > 0.41421356237f ? 1.0f : 0.0f;
@@ -170,7 +179,7 @@ cdef extern from *:
             float acc[4];
             s0 = (s0 + s1) + (s2 + s3);
             memcpy(acc, &s0, 16);
-            for (Py_ssize_t k = 0; k < 4 && c0 + k < K; k++) z[c0 + k] = acc[k] + bias[c0 + k];
+            for (Py_ssize_t k = 0; k < 4; k++) z[c0 + k] = c0 + k < K ? acc[k] + bias[c0 + k] : 0;
         }
     }
     static inline void dt_facets_d(const double* x, const double* betaT, const double* bias,
@@ -195,7 +204,7 @@ cdef extern from *:
             l0 = (l0 + l1) + (l2 + l3);
             h0 = (h0 + h1) + (h2 + h3);
             memcpy(acc, &l0, 16); memcpy(acc + 2, &h0, 16);
-            for (Py_ssize_t k = 0; k < 4 && c0 + k < K; k++) z[c0 + k] = acc[k] + bias[c0 + k];
+            for (Py_ssize_t k = 0; k < 4; k++) z[c0 + k] = c0 + k < K ? acc[k] + bias[c0 + k] : 0;
         }
     }
     #else
@@ -305,7 +314,7 @@ cdef inline void _forward_row(
             part = R * q if side == 0 else R * -expm1(-s)
             if ch < 0:
                 out[row, -1 - ch] = <floating>part
-            elif part > eps:
+            elif not (part <= eps):  # a NaN reach is expanded (NaN leaves, as dense)
                 flags |= 1 << side
                 stack_node[sp] = ch
                 stack_prob[sp] = part

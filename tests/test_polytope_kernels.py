@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
+import torch.nn.functional as F  # noqa: E402
 
 from sklearn_difftrees.polytope import _training  # noqa: E402
 from sklearn_difftrees.polytope._kernels import (  # noqa: E402
@@ -84,11 +85,13 @@ def _dense_grads(module, X, grad):
     return P.detach().numpy(), (beta.grad.numpy(), bias.grad.numpy(), r.grad.numpy())
 
 
-@pytest.mark.parametrize("nodes", TREES)
+@pytest.mark.parametrize("nodes,K", [(t, 3) for t in TREES] + [(NODES, K) for K in (1, 5, 8, 10)])
 @pytest.mark.parametrize("dtype,rtol", [(torch.float64, 1e-10), (torch.float32, 2e-4)])
-def test_exact_passes_match_path_products_and_autograd(nodes, dtype, rtol):
-    rng = np.random.RandomState(len(nodes))
-    module, X = _random_tree(nodes, 5, 3, dtype, rng)
+def test_exact_passes_match_path_products_and_autograd(nodes, K, dtype, rtol):
+    """Any number of facets: the float32 pass sums them in chunks of four
+    (K = 8 fills two chunks, 5 and 10 pad the last one)."""
+    rng = np.random.RandomState(len(nodes) + K)
+    module, X = _random_tree(nodes, 7, K, dtype, rng)
     grad = rng.normal(size=(X.shape[0], len(module.leaves))).astype(X.numpy().dtype)
     P, grads = _kernel_pass(module, X, grad)
     assert P.dtype == X.numpy().dtype and all(g.dtype == P.dtype for g in grads)
@@ -155,6 +158,36 @@ def test_truncation_drops_at_most_eps_per_skipped_node(eps):
         assert np.abs(got - exp).max() <= 50 * eps * np.abs(exp).max() + 1e-12
 
 
+@pytest.mark.parametrize("eps", [1e-6, 1e-3, 0.05])
+def test_truncated_passes_match_masked_dense_autograd(eps):
+    """The truncated function's oracle: dense torch autograd with the leaves
+    below every split node of reach <= eps masked (the mask is piecewise
+    constant, so its gradient is that of the kept leaves)."""
+    rng = np.random.RandomState(3)
+    module, X = _random_tree(NODES, 5, 3, torch.float64, rng, spread=6.0)
+    grad = rng.normal(size=(X.shape[0], len(module.leaves)))
+    P, grads = _kernel_pass(module, X, grad, eps=eps)
+    beta = module.beta.detach().clone().requires_grad_(True)
+    bias = module.bias.detach().clone().requires_grad_(True)
+    r = module.weights().detach().clone().requires_grad_(True)
+    s = (r * F.softplus(torch.einsum("np,skp->nsk", X, beta) + bias)).sum(-1)
+    pos = {v: i for i, v in enumerate(module.split_nodes)}
+    reach = {0: torch.ones(X.shape[0], dtype=X.dtype)}
+    alive = {0: torch.ones(X.shape[0], dtype=bool)}
+    for v in module.split_nodes:
+        sv = s[:, pos[v]]
+        for c, f in ((2 * v + 1, torch.exp(-sv)), (2 * v + 2, -torch.expm1(-sv))):
+            reach[c] = reach[v] * f
+            alive[c] = alive[v] & (reach[c] > eps) if c in pos else alive[v]
+    Pm = torch.stack([reach[c] * alive[c] for c in module.leaves], 1)
+    (Pm * torch.as_tensor(grad)).sum().backward()
+    np.testing.assert_allclose(P, Pm.detach().numpy(), rtol=1e-12, atol=1e-15)
+    assert ((P == 0) & (_path_products(module, X) > 0)).any()  # something was cut
+    for got, t in zip(grads, (beta, bias, r)):
+        np.testing.assert_allclose(got, t.grad.numpy(), rtol=1e-10,
+                                   atol=1e-12 * np.abs(t.grad.numpy()).max())
+
+
 def test_record_growth_threads_readonly_and_no_mutation():
     rng = np.random.RandomState(4)
     module, X = _random_tree(NODES, 6, 4, torch.float64, rng)
@@ -203,6 +236,13 @@ def test_float32_softplus_and_sigmoid_over_the_whole_range():
     np.testing.assert_allclose(out[np.float32][0], out[np.float64][0], rtol=3e-6, atol=1e-7)
     for a, b in zip(out[np.float32][1], out[np.float64][1]):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7 * np.abs(b).max())
+    # the recorded softplus and sigmoid themselves: within 2 ulp over the
+    # range where exp(-|z|) is a normal float32
+    z = np.linspace(-87, 87, 200001).astype(np.float32)
+    _, rec = polytope_forward(z[:, None], beta, bias, np.ones((1, 1)), child, 2, record=True)
+    zd = z.astype(np.float64)
+    for got, exact in ((rec.sp[:, 0, 0], np.logaddexp(0, zd)), (rec.sig[:, 0, 0], 1 / (1 + np.exp(-zd)))):
+        np.testing.assert_allclose(got.astype(np.float64), exact, rtol=2.5e-7, atol=0)
 
 
 def test_module_runs_the_kernels_where_rows_reach_few_nodes(monkeypatch):
@@ -257,3 +297,49 @@ def test_module_runs_the_kernels_where_rows_reach_few_nodes(monkeypatch):
 def test_child_table_encodes_positions_and_leaf_columns():
     nodes, leaves = [0, 2, 6], [1, 5, 13, 14]
     np.testing.assert_array_equal(child_table(nodes, leaves), [[-1, 1], [-2, 2], [-3, -4]])
+
+
+def test_wrappers_refuse_what_the_kernels_would_trust():
+    rng = np.random.RandomState(0)
+    module, X = _random_tree([0, 1, 2], 3, 2, torch.float64, rng)
+    args = [X.numpy(), module.beta.detach().numpy(), module.bias.detach().numpy(),
+            module.weights().detach().numpy()]
+    good = child_table(module.split_nodes, module.leaves)  # 3 nodes, 4 leaves
+    P, rec = polytope_forward(*args, good, 4, record=True)
+    bad_tables = {
+        "outside": [[1, 3], [-1, -2], [-3, -4]],  # split position 3 >= S
+        "not after its parent": [[1, 2], [0, -2], [-3, -4]],  # a cycle through the root
+        "two parents": [[1, 2], [-1, -2], [-1, -3]],  # leaf column 0 twice
+        "leaf outside": [[1, 2], [-1, -2], [-3, -5]],  # leaf column 4 of 4
+    }
+    for name, table in bad_tables.items():
+        with pytest.raises(ValueError, match="invalid children table"):
+            polytope_forward(*args, np.array(table, dtype=np.int32), 4)
+    with pytest.raises(ValueError, match="invalid children table"):
+        polytope_forward(*args, good, 3)  # fewer leaf columns than the table uses
+    with pytest.raises(ValueError, match="does not match"):
+        polytope_backward(X.numpy(), args[3], good, np.zeros((X.shape[0], 2)), rec, 3)
+    chain = np.array([[-1 - i, i + 1] for i in range(70)] + [[-71, -72]], dtype=np.int32)
+    with pytest.raises(ValueError, match="deeper than"):  # a chain deeper than the stacks
+        polytope_forward(np.zeros((2, 1)), np.zeros((71, 1, 1)), np.zeros((71, 1)),
+                         np.ones((71, 1)), chain, 72)
+
+
+def test_module_falls_back_to_dense_where_the_kernels_do_not_apply():
+    """Frozen ``rho`` still trains ``beta`` through the kernels; inputs that
+    require a gradient, or of another dtype, take the dense passes (which
+    raise on a dtype mismatch, as before)."""
+    torch.manual_seed(0)
+    module = PolytopeTreeModule(list(range(63)), 3, 2)
+    with torch.no_grad():
+        module.beta.mul_(1e3)
+    X = torch.randn(32, 3)
+    module.rho.requires_grad_(False)
+    out = module(X)
+    assert out.requires_grad and out.grad_fn.name().startswith("_ConditionalPolytope")
+    out.sum().backward()
+    assert module.beta.grad is not None and module.rho.grad is None
+    out = module(X.clone().requires_grad_(True))
+    assert not out.grad_fn.name().startswith("_ConditionalPolytope")
+    with pytest.raises(RuntimeError):
+        module(X.double())

@@ -5,6 +5,8 @@ one dtype (float32 or float64, the dtype of ``X``), make them C-contiguous
 private copies when needed, check the shapes and allocate every output.
 """
 
+import functools
+
 import numpy as np
 
 from .._kernels._polytope import FACET_CHUNK, MAX_DEPTH, _polytope_backward, _polytope_forward
@@ -32,30 +34,73 @@ def child_table(split_nodes, leaves):
     return table
 
 
+@functools.lru_cache(maxsize=64)
+def _check_child_bytes(data, S, n_leaves):
+    child = np.frombuffer(data, dtype=np.int32).reshape(S, 2)
+    c = child.ravel()
+    split, leaf = c[c >= 0], -1 - c[c < 0]
+    owner = np.repeat(np.arange(S), 2)[c >= 0]
+    if (split >= S).any() or (leaf >= n_leaves).any() or (split <= owner).any():
+        return "a child outside the tree or not after its parent"
+    if np.bincount(split, minlength=S).max(initial=0) > 1 or np.bincount(
+            leaf, minlength=max(n_leaves, 1)).max(initial=0) > 1:
+        return "a node or leaf column with two parents"
+    # Depth of every split node by pointer jumping (children come after
+    # their parents, so the root, position 0, is every node's ancestor).
+    parent = np.zeros(S, dtype=np.int64)
+    parent[split] = owner
+    depth, anc = (np.arange(S) > 0).astype(np.int64), parent.copy()
+    for _ in range(int(np.ceil(np.log2(max(S, 2))))):
+        depth = depth + np.where(anc > 0, depth[anc], 0)
+        anc = anc[anc]
+    if depth.max(initial=0) >= MAX_DEPTH:
+        return f"a tree deeper than {MAX_DEPTH}"
+    return None
+
+
+def _check_child(child, n_leaves):
+    """Raise ``ValueError`` unless ``child`` is a valid children table for
+    ``n_leaves`` leaf columns (positions in range and after their parent,
+    one parent each, depth below ``MAX_DEPTH``): what the kernels trust.
+    Cached on the table's bytes (a module passes the same one every step)."""
+    problem = _check_child_bytes(child.tobytes(), child.shape[0], int(n_leaves))
+    if problem:
+        raise ValueError(f"polytope kernels: invalid children table ({problem}).")
+
+
 class PolytopeRecord:
     """What the forward pass keeps for the backward pass: per row, its
     expanded split nodes in pre-order (``node[i, :length[i]]``: position * 4
     + expanded-children flags), their reach and left probabilities
     (``value[i, e] = (R, exp(-s))``) and per facet ``softplus(z)`` and
-    ``sigmoid(z)`` (``sp[i, e, :]``, ``sig[i, e, :]``)."""
+    ``sigmoid(z)`` (``sp[i, e, :]``, ``sig[i, e, :]``); and the sizes of the
+    tree it was made for (``n_nodes``, ``n_features``, ``n_leaves``)."""
 
-    __slots__ = ("node", "value", "sp", "sig", "length")
+    __slots__ = ("node", "value", "sp", "sig", "length", "n_nodes", "n_features", "n_leaves")
 
-    def __init__(self, node, value, sp, sig, length):
+    def __init__(self, node, value, sp, sig, length, n_nodes, n_features, n_leaves):
         self.node, self.value, self.sp, self.sig, self.length = node, value, sp, sig, length
+        self.n_nodes, self.n_features, self.n_leaves = n_nodes, n_features, n_leaves
 
 
 def _as(a, dtype):
     return np.ascontiguousarray(a, dtype=dtype)
 
 
-def _check(X, beta, bias, r, child):
-    S, K, p = beta.shape
+def _check(X, beta, bias, r, child, n_leaves):
+    S, K, p = beta.shape if beta.ndim == 3 else (0, 0, 0)
     if (bias.shape != (S, K) or r.shape != (S, K) or child.shape != (S, 2)
-            or X.ndim != 2 or X.shape[1] != p or S == 0):
+            or X.ndim != 2 or X.shape[1] != p or S == 0 or K == 0 or int(n_leaves) < 2):
         raise ValueError(
             f"polytope kernels: shapes do not agree (X {X.shape}, beta {beta.shape}, "
-            f"bias {bias.shape}, r {r.shape}, child {child.shape}).")
+            f"bias {bias.shape}, r {r.shape}, child {child.shape}, n_leaves {n_leaves}).")
+    _check_child(child, n_leaves)
+
+
+def _threads(n_threads, n_rows):
+    """OpenMP threads for ``n_rows`` rows: at most one per 64 rows (each
+    thread of the backward pass zeroes and fills its own gradient buffers)."""
+    return max(1, min(int(n_threads), -(-int(n_rows) // 64)))
 
 
 def polytope_forward(X, beta, bias, r, child, n_leaves, *, eps=0.0, record=False, capacity=None,
@@ -91,12 +136,12 @@ def polytope_forward(X, beta, bias, r, child, n_leaves, *, eps=0.0, record=False
     X, bias, r = _as(X, dtype), _as(bias, dtype), _as(r, dtype)
     beta = np.asarray(beta, dtype=dtype)
     child = _as(child, np.int32)
-    _check(X, beta, bias, r, child)
+    _check(X, beta, bias, r, child, n_leaves)
     n, (S, K, p) = X.shape[0], beta.shape
     Kp = -(-K // FACET_CHUNK) * FACET_CHUNK
     betaT = np.zeros((S, p, Kp), dtype=dtype)  # the kernel's layout (see _polytope.pyx)
     betaT[:, :, :K] = beta.transpose(0, 2, 1)
-    n_threads = max(1, int(n_threads))
+    n_threads = _threads(n_threads, n)
     out = np.empty((n, int(n_leaves)), dtype=dtype)
     work = np.empty((n_threads, 3 * Kp), dtype=dtype)
     length = np.empty(n, dtype=np.int64)
@@ -113,25 +158,30 @@ def polytope_forward(X, beta, bias, r, child, n_leaves, *, eps=0.0, record=False
             return out, None
         needed = int(length.max(initial=0))
         if needed <= cap:
-            return out, PolytopeRecord(node, value, sp, sig, length)
+            return out, PolytopeRecord(node, value, sp, sig, length, S, p, int(n_leaves))
         cap = needed
 
 
 def polytope_backward(X, r, child, grad_out, rec, n_features, *, n_threads=1):
     """Gradients ``(grad_beta, grad_bias, grad_r)`` of a loss with
     ``dL/dP = grad_out`` from the forward pass's :class:`PolytopeRecord`
-    (accumulated per thread in the dtype of ``X``, then summed)."""
-    dtype = X.dtype
+    (in the record's dtype, accumulated per thread, then summed)."""
+    dtype = rec.sp.dtype
     X, r, grad_out = _as(X, dtype), _as(r, dtype), _as(grad_out, dtype)
     child = _as(child, np.int32)
-    n_threads = max(1, int(n_threads))
     S, K = r.shape
-    width = rec.node.shape[1]
-    if (X.shape[1] != n_features or child.shape != (S, 2) or grad_out.shape[0] != X.shape[0]
-            or rec.node.shape[0] != X.shape[0] or rec.sp.shape != (X.shape[0], width, K)
-            or rec.sig.shape != rec.sp.shape or rec.sp.dtype != dtype
-            or (rec.length > width).any()):
+    n, width = X.shape[0], rec.node.shape[1]
+    filled = np.arange(width) < rec.length[:, None] if n else np.zeros((0, width), bool)
+    if (X.shape[1] != n_features or n_features != rec.n_features or S != rec.n_nodes
+            or child.shape != (S, 2) or grad_out.shape != (n, rec.n_leaves)
+            or rec.node.shape != (n, width) or rec.node.dtype != np.int32
+            or rec.value.shape != (n, width, 2) or rec.sp.shape != (n, width, K)
+            or rec.sig.shape != rec.sp.shape or rec.sig.dtype != dtype
+            or rec.length.shape != (n,) or (rec.length > width).any() or (rec.length < 0).any()
+            or ((rec.node[filled] >> 2) >= S).any() or (rec.node[filled] < 0).any()):
         raise ValueError("polytope_backward: grad_out or the record does not match X, r.")
+    _check_child(child, rec.n_leaves)
+    n_threads = _threads(n_threads, n)
     grad_beta = np.zeros((n_threads, S, K, n_features), dtype=dtype)
     grad_bias = np.zeros((n_threads, S, K), dtype=dtype)
     grad_r = np.zeros((n_threads, S, K), dtype=dtype)

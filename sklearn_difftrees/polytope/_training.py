@@ -49,7 +49,7 @@ class _NodeScores(torch.autograd.Function):
     hand-written backward.
 
     The scores of every facet of every node (``n x S x K`` values: 2.6M for a
-    depth-8 tree and a batch of 1024 rows) dominate a refinement step. Here
+    complete depth-8 tree and a batch of 1024 rows) dominate a refinement step. Here
     the projections are one ``addmm``, and the backward reuses the saved
     pre-activations (``softplus' = sigmoid``) instead of autograd's chain of
     einsum, broadcast and softplus nodes: fewer passes over that tensor.
@@ -83,8 +83,8 @@ CONDITIONAL_MIN_NODES = 32
 #: a row reaches on average by this factor.
 CONDITIONAL_COST_RATIO = 4.0
 #: Reach probability at or below which the conditional passes do not expand
-#: a split node (see ``_kernels/_polytope.pyx``): its leaves get probability
-#: 0, so a leaf's value moves by at most this much per dropped ancestor.
+#: a split node (see ``_kernels/_polytope.pyx``): the leaves below it, whose
+#: exact probabilities are at most this, get 0.
 REACH_EPS = 1e-6
 
 
@@ -206,9 +206,13 @@ class PolytopeTreeModule(nn.Module):
         if not self.split_nodes:
             return torch.ones(X.shape[0], 1, dtype=X.dtype, device=X.device)
         on_cpu = X.device.type == "cpu"
-        if self.conditional and on_cpu and self._use_kernels:
+        # The kernels differentiate the parameters only, in their own dtype.
+        kernels = (self.conditional and on_cpu and self._use_kernels and not X.requires_grad
+                   and X.dtype == self.beta.dtype)
+        if kernels:
             r = self.weights()
-            if torch.is_grad_enabled() and r.requires_grad:
+            if torch.is_grad_enabled() and any(
+                    t.requires_grad for t in (self.beta, self.bias, self.rho)):
                 return _ConditionalPolytope.apply(X, self.beta, self.bias, r, self)
             P, _ = polytope_forward(
                 X.detach().contiguous().numpy(), self.beta.detach().numpy(),
