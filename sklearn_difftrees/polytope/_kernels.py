@@ -143,7 +143,9 @@ def polytope_forward(X, beta, bias, r, child, n_leaves, *, eps=0.0, record=False
     betaT[:, :, :K] = beta.transpose(0, 2, 1)
     n_threads = _threads(n_threads, n)
     out = np.empty((n, int(n_leaves)), dtype=dtype)
-    work = np.empty((n_threads, 3 * Kp), dtype=dtype)
+    # Per-thread scratch rows padded by 128 bytes: no two threads write the
+    # same cache line (false sharing), whatever the buffer's alignment.
+    work = np.empty((n_threads, 3 * Kp + 128 // X.itemsize), dtype=dtype)
     length = np.empty(n, dtype=np.int64)
     cap = min(S, max(1, int(capacity))) if record and capacity is not None else S
     while True:
