@@ -103,8 +103,8 @@ def test_invalid_parameters(params, match):
     with pytest.raises(ValueError, match=match):
         est.fit(X, y)
     assert not hasattr(est, "max_features_")  # set with the members, at the end
-    if "max_features" in params:  # checked before the target is encoded
-        assert not hasattr(est, "classes_")
+    if "max_features" in params or "max_samples" in params:  # checked before the target
+        assert not hasattr(est, "classes_")  # is encoded: no half-fitted estimator
 
 
 # ---------------------------------------------------------------- bagging

@@ -185,6 +185,9 @@ class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         classifier = is_classifier(self)
         X, y, sample_weight = check_fit_data(self, X, y, sample_weight, multi_output=not classifier)
         max_features = resolve_max_features(self.max_features, X.shape[1])  # may raise
+        # max_samples against the rows that can be drawn, before any attribute
+        # is set (class_weight can only remove rows: checked again below).
+        _bootstrap_size(self.max_samples, self.bootstrap, int(np.count_nonzero(sample_weight > 0)))
         user_weight = sample_weight  # the OOB score ignores class_weight, as score() does
         if classifier:
             # Members see the codes 0 .. K-1, so that all of them share the
