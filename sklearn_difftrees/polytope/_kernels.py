@@ -6,6 +6,7 @@ private copies when needed, check the shapes and allocate every output.
 """
 
 import functools
+import sys
 
 import numpy as np
 
@@ -104,7 +105,7 @@ def _threads(n_threads, n_rows):
 
 
 def polytope_forward(X, beta, bias, r, child, n_leaves, *, eps=0.0, record=False, capacity=None,
-                     n_threads=1):
+                     pool=None, n_threads=1):
     """Leaf probabilities of the rows of ``X`` (conditional forward pass).
 
     Parameters
@@ -124,6 +125,12 @@ def polytope_forward(X, beta, bias, r, child, n_leaves, *, eps=0.0, record=False
     capacity : int, optional
         Record entries per row to allocate (default: ``S``, every split
         node); when a row needs more, the pass runs again with enough.
+    pool : list, optional
+        Records of earlier passes whose buffers a new record may take over
+        once nothing else refers to them (training passes their backward
+        pass, then drops them): fresh buffers of a few MB cost page faults
+        on every step, which two threads contend for. At most
+        ``POOL_SIZE`` records are kept.
     n_threads : int
         OpenMP threads over the rows.
 
@@ -149,19 +156,46 @@ def polytope_forward(X, beta, bias, r, child, n_leaves, *, eps=0.0, record=False
     length = np.empty(n, dtype=np.int64)
     cap = min(S, max(1, int(capacity))) if record and capacity is not None else S
     while True:
-        rows, width = (n, cap) if record else (1, 1)
-        node = np.empty((rows, width), dtype=np.int32)
-        value = np.empty((rows, width, 2), dtype=np.float64)
-        sp = np.empty((rows, width, K), dtype=dtype)
-        sig = np.empty((rows, width, K), dtype=dtype)
+        free = _free_record(pool, n, cap, K, dtype) if record else None
+        if free is not None:
+            node, value, sp, sig = free.node, free.value, free.sp, free.sig
+            cap = node.shape[1]
+        else:
+            rows, width = (n, cap) if record else (1, 1)
+            node = np.empty((rows, width), dtype=np.int32)
+            value = np.empty((rows, width, 2), dtype=np.float64)
+            sp = np.empty((rows, width, K), dtype=dtype)
+            sig = np.empty((rows, width, K), dtype=dtype)
         _polytope_forward(X, betaT, bias, r, child, float(eps), out, work, node, value, sp, sig,
                           length, bool(record), n_threads)
         if not record:
             return out, None
         needed = int(length.max(initial=0))
         if needed <= cap:
-            return out, PolytopeRecord(node, value, sp, sig, length, S, p, int(n_leaves))
+            rec = PolytopeRecord(node, value, sp, sig, length, S, p, int(n_leaves))
+            if pool is not None:
+                pool.append(rec)
+                del pool[:-POOL_SIZE]
+            return out, rec
         cap = needed
+
+
+#: Records a pool keeps (see polytope_forward): one in use by the step being
+#: trained, one held by the previous step's graph, one spare.
+POOL_SIZE = 3
+
+
+def _free_record(pool, n, cap, K, dtype):
+    """A record of ``pool`` that nothing else refers to and whose buffers
+    fit ``n`` rows of ``cap`` to ``4 cap`` entries of ``K`` facets (removed
+    from the pool), or None."""
+    for i in range(len(pool or ())):
+        # References: the pool's list, ``rec`` and getrefcount's argument.
+        rec = pool[i]
+        if (sys.getrefcount(rec) == 3 and rec.sp.shape[0] == n and rec.sp.shape[2] == K
+                and rec.sp.dtype == dtype and cap <= rec.sp.shape[1] <= 4 * cap):
+            return pool.pop(i)
+    return None
 
 
 def polytope_backward(X, r, child, grad_out, rec, n_features, *, n_threads=1):

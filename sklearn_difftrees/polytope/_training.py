@@ -98,7 +98,7 @@ class _ConditionalPolytope(torch.autograd.Function):
         P, rec = polytope_forward(
             X.detach().contiguous().numpy(), beta.detach().numpy(), bias.detach().numpy(),
             r.detach().numpy(), module._child, len(module.leaves), eps=module.reach_eps,
-            record=True, capacity=module._capacity, n_threads=n_threads)
+            record=True, capacity=module._capacity, pool=module._records, n_threads=n_threads)
         # The next batch's record width: twice this batch's longest record
         # (when a row does not fit, the pass runs again with enough).
         module._capacity = max(8, 2 * int(rec.length.max(initial=0)))
@@ -168,6 +168,7 @@ class PolytopeTreeModule(nn.Module):
         self.reach_eps = REACH_EPS
         self._child = child_table(self.split_nodes, self.leaves) if self.conditional else None
         self._capacity = 8
+        self._records = []  # buffers of earlier records, reused once released
         self._use_kernels = self.conditional
         # Leaves come out level by level; their order as ``self.leaves``
         # (None where that is already the order).
