@@ -50,7 +50,7 @@ from libc.math cimport exp, expm1, log1p
 from libc.stdint cimport int32_t, int64_t
 
 # Depth limit of the fixed-size traversal stacks (the Python layer checks
-# every children table: positions, leaf columns, no cycle, depth <= MAX_DEPTH).
+# every children table: positions, leaf columns, no cycle, depth < MAX_DEPTH).
 cdef enum:
     STACK = 64
     CHUNK = 4  # facets whose pre-activations are summed together (see _facets)
@@ -348,7 +348,7 @@ def _polytope_forward(
     reaches the leaf of column ``c`` (0 below a node not expanded).
 
     ``betaT[v]`` is ``beta[v].T`` padded with zero columns to ``Kp``, a
-    multiple of ``FACET_CHUNK``; ``work`` is ``(n_threads, 3 Kp)`` scratch. With ``record``, ``rec_node``,
+    multiple of ``FACET_CHUNK``; ``work`` is ``(n_threads, >= 3 Kp)`` scratch. With ``record``, ``rec_node``,
     ``rec_val``, ``rec_sp`` and ``rec_sig`` receive one entry per expanded
     split node of row ``i``, ``rec_len[i]`` of them; ``rec_len[i]`` larger
     than ``rec_node.shape[1]`` means the record did not fit and was
