@@ -103,7 +103,8 @@ def test_torch_pav_matches_kernel_forward_and_gradient(kind, depth, lam):
 def test_auto_backend_choice_by_device_and_rows(monkeypatch, device, rows, expected):
     """``backend="auto"``: the compiled kernel on the CPU and for non-CPU
     batches of at most KERNEL_ROWS_ON_DEVICE rows, pure torch above (a
-    ``meta`` tensor stands for a GPU one; both backends are stubbed)."""
+    ``meta`` tensor stands for a GPU one; both backends are replaced by
+    recorders of which one ran)."""
     from sklearn_difftrees.latent_tree import _torch as pav_torch
 
     assert pav_torch.KERNEL_ROWS_ON_DEVICE == 1024

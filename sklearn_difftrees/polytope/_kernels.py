@@ -10,6 +10,7 @@ import sys
 
 import numpy as np
 
+from .._core._guard import check_fitted_arrays
 from .._kernels._polytope import FACET_CHUNK, MAX_DEPTH, _polytope_backward, _polytope_forward
 
 __all__ = ["MAX_DEPTH", "PolytopeRecord", "child_table", "polytope_backward", "polytope_forward"]
@@ -89,12 +90,18 @@ def _as(a, dtype):
 
 
 def _check(X, beta, bias, r, child, n_leaves):
-    S, K, p = beta.shape if beta.ndim == 3 else (0, 0, 0)
-    if (bias.shape != (S, K) or r.shape != (S, K) or child.shape != (S, 2)
-            or X.ndim != 2 or X.shape[1] != p or S == 0 or K == 0 or int(n_leaves) < 2):
-        raise ValueError(
-            f"polytope kernels: shapes do not agree (X {X.shape}, beta {beta.shape}, "
-            f"bias {bias.shape}, r {r.shape}, child {child.shape}, n_leaves {n_leaves}).")
+    """Shapes, dtypes and layout of the (already cast) arrays, the core's
+    check before any kernel call, and the children table."""
+    S, K, p = beta.shape if beta.ndim == 3 and 0 not in beta.shape[:2] else (-1, -1, -1)
+    check_fitted_arrays("polytope tree", [
+        ("beta", beta, X.dtype, (S, K, p), False),
+        ("bias", bias, X.dtype, (S, K), False),
+        ("r", r, X.dtype, (S, K), False),
+        ("child", child, np.int32, (S, 2), False),
+        ("X", X, X.dtype, (None, p), False),
+    ])
+    if int(n_leaves) < 2:
+        raise ValueError(f"polytope kernels: n_leaves={n_leaves}, a tree has at least 2.")
     _check_child(child, n_leaves)
 
 
@@ -207,15 +214,21 @@ def polytope_backward(X, r, child, grad_out, rec, n_features, *, n_threads=1):
     child = _as(child, np.int32)
     S, K = r.shape
     n, width = X.shape[0], rec.node.shape[1]
-    filled = np.arange(width) < rec.length[:, None] if n else np.zeros((0, width), bool)
-    if (X.shape[1] != n_features or n_features != rec.n_features or S != rec.n_nodes
-            or child.shape != (S, 2) or grad_out.shape != (n, rec.n_leaves)
-            or rec.node.shape != (n, width) or rec.node.dtype != np.int32
-            or rec.value.shape != (n, width, 2) or rec.sp.shape != (n, width, K)
-            or rec.sig.shape != rec.sp.shape or rec.sig.dtype != dtype
-            or rec.length.shape != (n,) or (rec.length > width).any() or (rec.length < 0).any()
+    check_fitted_arrays("polytope tree", [
+        ("X", X, dtype, (n, rec.n_features), False),
+        ("r", r, dtype, (rec.n_nodes, None), False),
+        ("child", child, np.int32, (rec.n_nodes, 2), False),
+        ("grad_out", grad_out, dtype, (n, rec.n_leaves), False),
+        ("record node", rec.node, np.int32, (n, width), False),
+        ("record value", rec.value, np.float64, (n, width, 2), False),
+        ("record sp", rec.sp, dtype, (n, width, K), False),
+        ("record sig", rec.sig, dtype, (n, width, K), False),
+        ("record length", rec.length, np.int64, (n,), False),
+    ])
+    filled = np.arange(width) < rec.length[:, None]
+    if (n_features != rec.n_features or (rec.length > width).any() or (rec.length < 0).any()
             or ((rec.node[filled] >> 2) >= S).any() or (rec.node[filled] < 0).any()):
-        raise ValueError("polytope_backward: grad_out or the record does not match X, r.")
+        raise ValueError("polytope_backward: the record does not match X, r.")
     _check_child(child, rec.n_leaves)
     n_threads = _threads(n_threads, n)
     grad_beta = np.zeros((n_threads, S, K, n_features), dtype=dtype)
