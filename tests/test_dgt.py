@@ -208,17 +208,19 @@ def test_fused_route_equals_dense_formula(depth, row_scale, dtype):
                                    atol=tol["atol"] * float(ref.abs().max()))
 
 
+@pytest.mark.parametrize("k", [1, 2, 7])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("depth", [1, 2, 3, 6, 8, 9])
-def test_compiled_route_kernels_equal_torch_operations(depth, dtype):
+def test_compiled_route_kernels_equal_torch_operations(depth, dtype, k):
     # The CPU kernels of the route (cython_src/_dgt.pyx: the softmax as a
     # product of per-level sigmoids) against the torch operations CUDA runs
     # (softmax of the path scores: the product with S up to depth 6 here, the
     # level-by-level sums at depth 8 and 9). Three trees, per-row scales
     # (the bandit's) and one large scale, exact zeros and a NaN (sign 0:
-    # the explicit softmax) and scores on the straight-through window's edge.
+    # the explicit softmax) and scores on the straight-through window's edge;
+    # k outputs per leaf (the kernel sums them eight leaves at a time).
     g = torch.Generator().manual_seed(depth)
-    T, B, k, m = 3, 37, 2, 2**depth - 1
+    T, B, m = 3, 37, 2**depth - 1
     a = 1.5 * torch.randn(T, B, m, generator=g, dtype=dtype)
     a[0, 0, :2] = 0.0
     a[0, 1, m // 2] = float("nan")  # the real callers' scale would be NaN too

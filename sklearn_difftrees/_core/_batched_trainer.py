@@ -279,7 +279,10 @@ def train_batched(
             idx = perms[:, s * batch_size : (s + 1) * batch_size]
             counts_t = torch.as_tensor(counts, device=device)
             mask = torch.arange(idx.shape[1], device=device)[None, :] < counts_t[:, None]
-            xb, yb, wb = X[idx], Y[idx], w[idx]  # padding gathers row 0, masked
+            # Padding gathers row 0 (masked); index_select as in _trainer.
+            flat = idx.reshape(-1)
+            xb, yb, wb = (t.index_select(0, flat).view(*idx.shape, *t.shape[1:])
+                          for t in (X, Y, w))
             out = forward(work, xb, mask)
             per_row = loss_fn(out.flatten(0, 1), yb.flatten(0, 1)).view(A, -1)
             loss = (per_row * wb * mask).sum(1) / counts_t.clamp(min=1)
