@@ -13,6 +13,9 @@ compiled stump search of NonGreedy's CO2 start (``cython_src/_stump.pyx``).
   several nodes per level (some skipped, some pure, some with one row).
 * Property-based (hypothesis): the codes of any finite column are ordered
   bins consistent with the edges.
+* ``bins="auto"``: the CART grown on codes from ``BINNED_MIN_ROWS`` rows,
+  the exact one below; DGT's and ConvexPolytopeTree's greedy CARTs (start,
+  floor, validation choice) take that path.
 * The depth's cross-validation grows its CARTs level by level with the same
   kernel: its scores at every depth equal those of scikit-learn's CART grown
   on the same codes (on the rows grown on, where ties cannot matter).
@@ -69,6 +72,52 @@ def test_binned_cart_routes_raw_rows_as_its_codes(classification):
     fresh = rng.standard_t(3, size=(2000, 5)) * 1.5  # unseen values, also outside the range
     for rows in (Z, fresh):
         np.testing.assert_array_equal(raw.apply(rows), on_codes.apply(bins.transform(rows)))
+
+
+@pytest.mark.parametrize("classification", [True, False])
+def test_auto_bins_grow_on_codes_from_many_rows(classification, monkeypatch):
+    from sklearn_difftrees._core import greedy
+
+    monkeypatch.setattr(greedy, "BINNED_MIN_ROWS", 1000)
+    rng = np.random.RandomState(3)
+    Z = rng.randn(1200, 4)  # continuous: more distinct values than MAX_BINS
+    Y = (Z[:, 0] + Z[:, 1] ** 2 > 1).astype(int) if classification else Z[:, 0] - Z[:, 2] ** 2
+    w = np.ones(1200)
+    kw = dict(depth=5, classification=classification, seed=0)
+    edges = greedy.FeatureBins(Z).edges
+    binned = greedy.fit_cart(Z, Y, w, bins="auto", **kw)
+    t = binned.tree_
+    split = np.flatnonzero(t.children_left != -1)
+    assert split.size > 3
+    for f, thr in zip(t.feature[split], t.threshold[split]):
+        assert thr in edges[f]  # thresholds are bin edges (raw values)
+    exact = greedy.fit_cart(Z[:999], Y[:999], w[:999], **kw)
+    auto = greedy.fit_cart(Z[:999], Y[:999], w[:999], bins="auto", **kw)
+    np.testing.assert_array_equal(auto.tree_.threshold, exact.tree_.threshold)
+    ref = greedy.greedy_reference(Z, Y, w, bins="auto", **kw)
+    t = ref.cart.tree_
+    split = np.flatnonzero(t.children_left != -1)
+    assert all(thr in edges[f] for f, thr in zip(t.feature[split], t.threshold[split]))
+
+
+@pytest.mark.parametrize("name", ["DGTClassifier", "ConvexPolytopeTreeRegressor"])
+def test_large_data_greedy_carts_are_binned(name, monkeypatch):
+    # DGT's start and floor, ConvexPolytopeTree's validation choice and
+    # floor: every greedy CART grown on BINNED_MIN_ROWS rows or more is
+    # grown on codes (BINNED_MIN_ROWS lowered here to keep the fit small).
+    import sklearn_difftrees
+    from sklearn_difftrees._core import greedy
+
+    monkeypatch.setattr(greedy, "BINNED_MIN_ROWS", 300)
+    calls = []
+    real = greedy.auto_bins
+    monkeypatch.setattr(greedy, "auto_bins", lambda Z: calls.append(Z.shape[0]) or real(Z))
+    rng = np.random.RandomState(4)
+    X = rng.randn(600, 5)
+    y = X[:, 0] + np.sin(2 * X[:, 1]) if "Regressor" in name else (X[:, 0] > X[:, 1]).astype(int)
+    est = getattr(sklearn_difftrees, name)(max_depth=3, max_iter=2, random_state=0).fit(X, y)
+    assert len(calls) >= 2 and max(calls) >= 300
+    assert est.score(X, y) > 0.5
 
 
 def _impurity(rows, Y, w, classification):

@@ -44,10 +44,12 @@ from sklearn.utils import check_random_state
 from .._kernels._stump import _best_level_splits
 
 __all__ = [
+    "BINNED_MIN_ROWS",
     "FLOOR_DEPTH",
     "greedy_loss",
     "FEATURE_THRESHOLD",
     "FeatureBins",
+    "auto_bins",
     "GreedyReference",
     "MAX_BINS",
     "cart_splits",
@@ -70,6 +72,17 @@ FLOOR_DEPTH = 2
 #: Most codes per column of :class:`FeatureBins` (HistGradientBoosting's 255
 #: plus one: it keeps one for missing values, which are refused here).
 MAX_BINS = 256
+
+#: Fewest rows from which a CART grown with ``bins="auto"`` (:func:`fit_cart`,
+#: :func:`greedy_reference`) grows on :class:`FeatureBins` codes. Each of
+#: the :data:`MAX_BINS` quantile bins then holds at least 128 rows, a far
+#: finer grid than the precision with which that many rows locate a split
+#: (an empirical split point moves by about ``n ** (-1/3)`` quantiles), and
+#: the exact CART's sorts cost seconds: on 90,000 x 50 rows a depth-8 CART
+#: took 4.05 s exact against 0.45 s of binning and 1.67 s on the codes (a
+#: depth-2 one 1.18 s against 0.40 s on the same codes). On fewer rows the
+#: exact CART is grown, as before.
+BINNED_MIN_ROWS = 32_768
 
 #: scikit-learn's trees compare features in float32 and never separate two
 #: sorted values closer than this (its ``FEATURE_THRESHOLD``).
@@ -353,6 +366,12 @@ def row_subsample(n, max_rows, rng):
     return np.sort(check_random_state(rng).choice(n, max_rows, replace=False))
 
 
+def auto_bins(Z):
+    """:class:`FeatureBins` of ``Z`` when it has at least
+    :data:`BINNED_MIN_ROWS` rows, else None (grow the exact CART)."""
+    return FeatureBins(Z) if Z.shape[0] >= BINNED_MIN_ROWS else None
+
+
 def fit_cart(Z, Y, w, *, depth, classification, seed, criterion=None, bins=None, **params):
     """scikit-learn's CART of ``max_depth=depth`` fitted on ``(Z, Y, w)``.
 
@@ -361,7 +380,13 @@ def fit_cart(Z, Y, w, *, depth, classification, seed, criterion=None, bins=None,
     the tree (e.g. ``min_samples_leaf``). With ``bins`` (a
     :class:`FeatureBins`), ``Z`` holds the rows' codes
     (``bins.transform``) and the returned CART's thresholds are raw values.
+    ``bins="auto"``: ``Z`` holds raw values, binned here when it has at least
+    :data:`BINNED_MIN_ROWS` rows (:func:`auto_bins`).
     """
+    if isinstance(bins, str):
+        bins = auto_bins(Z)
+        if bins is not None:
+            Z = bins.transform(Z)
     if classification:
         cart = DecisionTreeClassifier(criterion=criterion or "entropy", max_depth=depth,
                                       random_state=seed, **params)
@@ -394,10 +419,13 @@ def greedy_reference(Z, Y, w, *, depth, classification, seed, grow=slice(None), 
     of ``(Z, Y, w)``: by ``score(cart)`` when given (a method scoring the
     tree as it would represent it), else by :func:`fit_score` of the CART's
     own predictions. With ``bins`` (a :class:`FeatureBins`) they are grown
-    on the codes of those rows (``codes`` when the caller has them).
+    on the codes of those rows (``codes`` when the caller has them);
+    ``bins="auto"``: on codes when those rows are many (:func:`auto_bins`).
     Returns the best :data:`GreedyReference` (ties: the first criterion).
     """
     Zg, Yg, wg = Z[grow], Y[grow], w[grow]
+    if isinstance(bins, str):
+        bins = auto_bins(Zg)
     if bins is not None:
         Zg = bins.transform(Zg) if codes is None else codes
     best = None

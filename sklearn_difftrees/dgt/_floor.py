@@ -60,7 +60,7 @@ def apply_greedy_floor(est, X_all, Y_all, sample_weight, keep, norm, max_rows):
     Yc = Y if classification else np.asarray(Y, dtype=np.float64)
     grow = row_subsample(Z.shape[0], max_rows, FLOOR_SEED)
     ref = greedy_reference(Z, Yc, w, depth=est.max_depth_, classification=classification,
-                           seed=FLOOR_SEED, grow=grow)
+                           seed=FLOOR_SEED, grow=grow, bins="auto")
     if fit_score(_codes(est, est.tree_, X), Yc, w, classification) >= ref.score:
         return False
     depth = est.max_depth_
@@ -71,6 +71,7 @@ def apply_greedy_floor(est, X_all, Y_all, sample_weight, keep, norm, max_rows):
     _, est.tree_ = floor_fallback(
         ref, lambda tree: fit_score(_codes(est, tree, X), Yc, w, classification),
         [("deep", lambda: embed(fit_cart(Z, Yc, w, depth=depth, classification=classification,
-                                          seed=FLOOR_SEED, criterion=ref.criterion))),
+                                          seed=FLOOR_SEED, criterion=ref.criterion,
+                                          bins="auto"))),
          ("reference", lambda: embed(ref.cart))])
     return True

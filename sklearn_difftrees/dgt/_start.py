@@ -40,8 +40,8 @@ def cart_start(est, module, Z, Y, w, seed, max_features=None):
     depth = est.max_depth_
     grow = (row_subsample(Z.shape[0], MAX_EPOCH_ROWS, seed) if est.batch_size == "auto"
             else slice(None))
-    cart = fit_cart(Z[grow], Y[grow], w[grow], depth=depth,
-                    classification=is_classifier(est), seed=seed, max_features=max_features)
+    cart = fit_cart(Z[grow], Y[grow], w[grow], depth=depth, classification=is_classifier(est),
+                    seed=seed, bins="auto", max_features=max_features)
     W, b, _ = cart_to_complete(cart, depth, Z.shape[1], CART_ROW_NORM)
     layers = module.layers
     with torch.no_grad():

@@ -112,7 +112,7 @@ class _GreedyFloorMixin:
                                                         Y[tr], w[tr], Y[va])
         # The CART of the same depth (axis-aligned thresholds: where the
         # classes follow a few of them, the greedy tree generalizes better).
-        cart = dict(depth=depth, classification=is_classifier(self), seed=0,
+        cart = dict(depth=depth, classification=is_classifier(self), seed=0, bins="auto",
                     **self._leaf_limits())
         cart_tr = fit_cart(Z[tr], Y[tr], w[tr], **cart)
         ntr, nva = cart_tr.apply(Z[tr]), cart_tr.apply(Z[va])
@@ -154,7 +154,7 @@ class _GreedyFloorMixin:
         grow = row_subsample(Z.shape[0], resolve_batching(
             self.batch_size, Z.shape[0], self._base_batch_size)[1], seed)
         ref = greedy_reference(Z, Y, w, depth=depth, classification=classification,
-                               seed=seed, grow=grow, **leaf_limits)
+                               seed=seed, grow=grow, bins="auto", **leaf_limits)
         if self._tree_fit_score(tree, X, Y, w) >= ref.score:
             return tree, False
 
@@ -165,7 +165,7 @@ class _GreedyFloorMixin:
         if depth > FLOOR_DEPTH:  # the reference's criterion, grown to depth D
             candidates.append(("cart", lambda: as_tree(fit_cart(
                 Z, Y, w, depth=depth, classification=classification, seed=seed,
-                criterion=ref.criterion, **leaf_limits))))
+                criterion=ref.criterion, bins="auto", **leaf_limits))))
         label, tree = floor_fallback(ref, lambda t: self._tree_fit_score(t, X, Y, w),
                                      candidates + [("cart", lambda: as_tree(ref.cart))])
         # Neither fallback holds refined splits; the grown one has ``threshold``.
