@@ -68,8 +68,8 @@ cdef extern from *:
     #else
     #define DGT_RESTRICT
     #endif
-    #define DGT_ROUTE_ROW(NAME, T)                                                   \
-    static void NAME(const T *DGT_RESTRICT a, double c,                             \
+    #define DGT_ROUTE_ROW(NAME, T, ATTR)                                             \
+    ATTR static void NAME(const T *DGT_RESTRICT a, double c,                        \
                      const T *DGT_RESTRICT leaf_t, const T *DGT_RESTRICT grad,       \
                      T *DGT_RESTRICT grad_a, T *DGT_RESTRICT p, T *DGT_RESTRICT q,   \
                      T *DGT_RESTRICT g, Py_ssize_t depth, Py_ssize_t k) {            \
@@ -160,8 +160,36 @@ cdef extern from *:
         for (j = 0; j < n_leaves - 1; j++)                                           \
             grad_a[j] = fabs((double)a[j]) <= 1.0 ? grad_a[j] : (T)0;                \
     }
-    DGT_ROUTE_ROW(_dgt_route_row_f, float)
-    DGT_ROUTE_ROW(_dgt_route_row_d, double)
+    DGT_ROUTE_ROW(_dgt_route_row_d, double, )
+    /* The float32 row twice on x86-64 with GCC / Clang: for the baseline
+       x86-64 (SSE2) and for processors with FMA (and AVX, whose wider
+       vectors the compiler then uses); dgt_select_fma picks one through the
+       pointer _dgt_route_row_f (at import: FMA where the processor has it). */
+    #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && !defined(_WIN32)
+    #define DGT_DISPATCH 1
+    #else
+    #define DGT_DISPATCH 0
+    #endif
+    DGT_ROUTE_ROW(_dgt_route_row_f_base, float, )
+    #if DGT_DISPATCH
+    DGT_ROUTE_ROW(_dgt_route_row_f_fma, float, __attribute__((target("fma"))))
+    #endif
+    static void (*_dgt_route_row_f)(const float *, double, const float *, const float *,
+                                    float *, float *, float *, float *, Py_ssize_t,
+                                    Py_ssize_t) = _dgt_route_row_f_base;
+    /* Use the FMA variant when on is set and the processor has FMA; returns
+       whether it is used. Not thread-safe: called at import and by tests. */
+    static int dgt_select_fma(int on) {
+    #if DGT_DISPATCH
+        __builtin_cpu_init();
+        if (on && __builtin_cpu_supports("fma")) {
+            _dgt_route_row_f = _dgt_route_row_f_fma;
+            return 1;
+        }
+    #endif
+        _dgt_route_row_f = _dgt_route_row_f_base;
+        return 0;
+    }
     """
     void _dgt_route_row_f(const float* a, double c, const float* leaf_t, const float* grad,
                           float* grad_a, float* p, float* q, float* g, Py_ssize_t depth,
@@ -169,6 +197,19 @@ cdef extern from *:
     void _dgt_route_row_d(const double* a, double c, const double* leaf_t,
                           const double* grad, double* grad_a, double* p, double* q,
                           double* g, Py_ssize_t depth, Py_ssize_t k) noexcept nogil
+    int dgt_select_fma(int on) noexcept nogil
+
+
+def _use_fma(bint on):
+    """Run the float32 backward pass on its FMA variant (``on``, where the
+    processor has FMA) or on the baseline x86-64 one; returns whether FMA is
+    used. The module picks FMA at import where it can; the variants differ
+    by rounding only (tests run both)."""
+    return bool(dgt_select_fma(on))
+
+
+#: Whether the float32 backward pass uses the FMA variant (chosen at import).
+FMA = _use_fma(True)
 
 
 def _route_backward(

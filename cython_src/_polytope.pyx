@@ -105,13 +105,29 @@ cdef extern from *:
     #ifdef __FAST_MATH__
     #error "cython_src/_polytope.pyx must not be compiled with -ffast-math (its exp rounds with (x + MAGIC) - MAGIC)"
     #endif
+    /* The float32 helpers below (dt_*_f_impl) are inlined into two callers
+       on x86-64 with GCC / Clang: one built for the baseline x86-64 (SSE2),
+       one for processors with FMA (and AVX), whose multiply-adds are then
+       fused; dt_select_fma picks one through the function pointers
+       dt_facets_f, dt_softplus_sigmoid_f and dt_node_grads_f (at import:
+       FMA where the processor has it). Elsewhere the baseline only. */
+    #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && !defined(_WIN32)
+    #define DT_DISPATCH 1
+    #else
+    #define DT_DISPATCH 0
+    #endif
+    #if defined(__GNUC__) || defined(__clang__)
+    #define DT_INLINE static inline __attribute__((always_inline))
+    #else
+    #define DT_INLINE static inline
+    #endif
     #if defined(__GNUC__) || defined(__clang__)
     typedef float dt_v4f __attribute__((vector_size(16)));
     typedef int dt_v4i __attribute__((vector_size(16)));
     static inline dt_v4f dt_sel(dt_v4i m, dt_v4f a, dt_v4f b) {
         return (dt_v4f)(((dt_v4i)a & m) | ((dt_v4i)b & ~m));
     }
-    static inline void dt_softplus_sigmoid_f(const float* zs, float* sp, float* sig, Py_ssize_t Kp) {
+    DT_INLINE void dt_softplus_sigmoid_f_impl(const float* zs, float* sp, float* sig, Py_ssize_t Kp) {
         const dt_v4f zero = {0, 0, 0, 0}, one = {1, 1, 1, 1};
         for (Py_ssize_t k = 0; k < Kp; k += 4) {
             dt_v4f z, x, t, n, y, e, f, kf, q;
@@ -138,7 +154,7 @@ cdef extern from *:
         }
     }
     #else
-    static inline void dt_softplus_sigmoid_f(const float* zs, float* sp, float* sig, Py_ssize_t Kp) {
+    DT_INLINE void dt_softplus_sigmoid_f_impl(const float* zs, float* sp, float* sig, Py_ssize_t Kp) {
         for (Py_ssize_t k = 0; k < Kp; k++) {
             float z = zs[k], x = z > 0 ? -z : z, t, n, y, e, f, kf, q, bits_f;
             int bits;
@@ -164,8 +180,8 @@ cdef extern from *:
     #endif
     #if defined(__GNUC__) || defined(__clang__)
     typedef double dt_v2d __attribute__((vector_size(16)));
-    static inline void dt_facets_f(const float* x, const float* betaT, const float* bias,
-                                   Py_ssize_t p, Py_ssize_t K, Py_ssize_t Kp, float* z) {
+    DT_INLINE void dt_facets_f_impl(const float* x, const float* betaT, const float* bias,
+                                    Py_ssize_t p, Py_ssize_t K, Py_ssize_t Kp, float* z) {
         for (Py_ssize_t c0 = 0; c0 < Kp; c0 += 4) {
             dt_v4f s0 = {0, 0, 0, 0}, s1 = s0, s2 = s0, s3 = s0, w0, w1, w2, w3;
             const float* w = betaT + c0;
@@ -208,8 +224,8 @@ cdef extern from *:
         }
     }
     #else
-    static inline void dt_facets_f(const float* x, const float* betaT, const float* bias,
-                                   Py_ssize_t p, Py_ssize_t K, Py_ssize_t Kp, float* z) {
+    DT_INLINE void dt_facets_f_impl(const float* x, const float* betaT, const float* bias,
+                                    Py_ssize_t p, Py_ssize_t K, Py_ssize_t Kp, float* z) {
         DT_FACETS_SCALAR(float)
     }
     static inline void dt_facets_d(const double* x, const double* betaT, const double* bias,
@@ -217,6 +233,61 @@ cdef extern from *:
         DT_FACETS_SCALAR(double)
     }
     #endif
+    /* One expanded node's share of the float32 parameter gradients, given
+       gs = dL/ds: grad_r[k] += gs sp[k], and with gz = gs r[k] sig[k],
+       grad_bias[k] += gz and grad_beta[k, :] += gz x (rows of p). */
+    DT_INLINE void dt_node_grads_f_impl(double gs, const float* r, const float* sp,
+                                        const float* sig, const float* x, Py_ssize_t K,
+                                        Py_ssize_t p, float* grad_r, float* grad_bias,
+                                        float* grad_beta) {
+        for (Py_ssize_t k = 0; k < K; k++) {
+            float gz = (float)(gs * r[k] * sig[k]);
+            float* gb = grad_beta + k * p;
+            grad_r[k] += (float)(gs * sp[k]);
+            grad_bias[k] += gz;
+            for (Py_ssize_t j = 0; j < p; j++) gb[j] += gz * x[j];
+        }
+    }
+    #define DT_FACETS_ARGS const float* x, const float* betaT, const float* bias, \
+        Py_ssize_t p, Py_ssize_t K, Py_ssize_t Kp, float* z
+    #define DT_SPS_ARGS const float* zs, float* sp, float* sig, Py_ssize_t Kp
+    #define DT_GRADS_ARGS double gs, const float* r, const float* sp, const float* sig, \
+        const float* x, Py_ssize_t K, Py_ssize_t p, float* grad_r, float* grad_bias, \
+        float* grad_beta
+    #define DT_VARIANT(SUFFIX, ATTR) \
+        ATTR static void dt_facets_f_##SUFFIX(DT_FACETS_ARGS) { \
+            dt_facets_f_impl(x, betaT, bias, p, K, Kp, z); } \
+        ATTR static void dt_softplus_sigmoid_f_##SUFFIX(DT_SPS_ARGS) { \
+            dt_softplus_sigmoid_f_impl(zs, sp, sig, Kp); } \
+        ATTR static void dt_node_grads_f_##SUFFIX(DT_GRADS_ARGS) { \
+            dt_node_grads_f_impl(gs, r, sp, sig, x, K, p, grad_r, grad_bias, grad_beta); }
+    DT_VARIANT(base, )
+    #if DT_DISPATCH
+    DT_VARIANT(fma, __attribute__((target("fma"))))
+    #endif
+    static void (*dt_facets_f)(DT_FACETS_ARGS) = dt_facets_f_base;
+    static void (*dt_softplus_sigmoid_f)(DT_SPS_ARGS) = dt_softplus_sigmoid_f_base;
+    static void (*dt_node_grads_f)(DT_GRADS_ARGS) = dt_node_grads_f_base;
+    /* Use the FMA variant when on is set and the processor has FMA (else the
+       baseline); returns whether it is used. Not thread-safe: the module
+       calls it at import, tests between passes. */
+    static int dt_select_fma(int on) {
+        int fma = 0;
+    #if DT_DISPATCH
+        __builtin_cpu_init();
+        fma = on && __builtin_cpu_supports("fma");
+        if (fma) {
+            dt_facets_f = dt_facets_f_fma;
+            dt_softplus_sigmoid_f = dt_softplus_sigmoid_f_fma;
+            dt_node_grads_f = dt_node_grads_f_fma;
+            return 1;
+        }
+    #endif
+        dt_facets_f = dt_facets_f_base;
+        dt_softplus_sigmoid_f = dt_softplus_sigmoid_f_base;
+        dt_node_grads_f = dt_node_grads_f_base;
+        return fma;
+    }
     """
     void dt_facets_f(const float* x, const float* betaT, const float* bias, Py_ssize_t p,
                      Py_ssize_t K, Py_ssize_t Kp, float* z) noexcept nogil
@@ -224,6 +295,22 @@ cdef extern from *:
                      Py_ssize_t K, Py_ssize_t Kp, double* z) noexcept nogil
     void dt_softplus_sigmoid_f(const float* z, float* sp, float* sig,
                                Py_ssize_t Kp) noexcept nogil
+    void dt_node_grads_f(double gs, const float* r, const float* sp, const float* sig,
+                         const float* x, Py_ssize_t K, Py_ssize_t p, float* grad_r,
+                         float* grad_bias, float* grad_beta) noexcept nogil
+    int dt_select_fma(int on) noexcept nogil
+
+
+def _use_fma(bint on):
+    """Run the float32 passes on their FMA variant (``on``, where the processor
+    has FMA) or on the baseline x86-64 one; returns whether FMA is used (never
+    off x86-64 or with other compilers). The module picks FMA at import where
+    it can; the variants differ by rounding only (tests run both)."""
+    return bool(dt_select_fma(on))
+
+
+#: Whether the float32 passes use the FMA variant (chosen at import).
+FMA = _use_fma(True)
 
 
 cdef inline void _facets(
@@ -409,13 +496,18 @@ cdef inline void _backward_row(
         # d(left part)/ds = -R q, d(right part)/ds = R q
         gs = R * q * (a[1] - a[0])
         if gs != 0.0:
-            for k in range(K):
-                grad_r[tid, v, k] += <floating>(gs * rec_sp[i, e, k])
-                gz = <floating>(gs * r[v, k] * rec_sig[i, e, k])
-                grad_bias[tid, v, k] += gz
-                gb = &grad_beta[tid, v, k, 0]
-                for j in range(p):
-                    gb[j] += gz * x[j]
+            if floating is float:
+                dt_node_grads_f(gs, &r[v, 0], &rec_sp[i, e, 0], &rec_sig[i, e, 0], x, K, p,
+                                &grad_r[tid, v, 0], &grad_bias[tid, v, 0],
+                                &grad_beta[tid, v, 0, 0])
+            else:
+                for k in range(K):
+                    grad_r[tid, v, k] += <floating>(gs * rec_sp[i, e, k])
+                    gz = <floating>(gs * r[v, k] * rec_sig[i, e, k])
+                    grad_bias[tid, v, k] += gz
+                    gb = &grad_beta[tid, v, k, 0]
+                    for j in range(p):
+                        gb[j] += gz * x[j]
         stack[sp] = adj
         sp += 1
 

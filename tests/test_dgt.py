@@ -208,10 +208,20 @@ def test_fused_route_equals_dense_formula(depth, row_scale, dtype):
                                    atol=tol["atol"] * float(ref.abs().max()))
 
 
+@pytest.fixture(params=[True, False], ids=["fma", "baseline"])
+def route_fma(request):
+    """The float32 backward kernel's FMA variant (the default where the
+    processor has FMA) and its baseline x86-64 one; restored after."""
+    from sklearn_difftrees._kernels import _dgt
+
+    yield _dgt._use_fma(request.param)
+    _dgt._use_fma(True)
+
+
 @pytest.mark.parametrize("k", [1, 2, 7])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("depth", [1, 2, 3, 6, 8, 9])
-def test_compiled_route_kernels_equal_torch_operations(depth, dtype, k):
+def test_compiled_route_kernels_equal_torch_operations(depth, dtype, k, route_fma):
     # The CPU kernels of the route (cython_src/_dgt.pyx: the softmax as a
     # product of per-level sigmoids) against the torch operations CUDA runs
     # (softmax of the path scores: the product with S up to depth 6 here, the

@@ -8,6 +8,7 @@ import pytest
 torch = pytest.importorskip("torch")
 import torch.nn.functional as F  # noqa: E402
 
+from sklearn_difftrees._kernels import _polytope as _kernel  # noqa: E402
 from sklearn_difftrees.polytope import _training  # noqa: E402
 from sklearn_difftrees.polytope._kernels import (  # noqa: E402
     child_table,
@@ -23,6 +24,16 @@ from sklearn_difftrees.polytope._training import (  # noqa: E402
 # A complete depth-4 tree with an unbalanced tail below it (36 split nodes).
 NODES = list(range(31)) + [31, 32, 45, 46, 93]
 TREES = [[0], [0, 2], [0, 1, 2, 5], list(range(15)), NODES]
+
+
+@pytest.fixture(params=[True, False], ids=["fma", "baseline"])
+def fma(request):
+    """The float32 passes on their FMA variant (where the processor has FMA:
+    the default) and on the baseline x86-64 one, which processors without
+    FMA run; restored after."""
+    used = _kernel._use_fma(request.param)
+    yield used
+    _kernel._use_fma(True)
 
 
 def _random_tree(nodes, p, K, dtype, rng, spread=3.0):
@@ -87,9 +98,9 @@ def _dense_grads(module, X, grad):
 
 @pytest.mark.parametrize("nodes,K", [(t, 3) for t in TREES] + [(NODES, K) for K in (1, 5, 8, 10)])
 @pytest.mark.parametrize("dtype,rtol", [(torch.float64, 1e-10), (torch.float32, 2e-4)])
-def test_exact_passes_match_path_products_and_autograd(nodes, K, dtype, rtol):
+def test_exact_passes_match_path_products_and_autograd(nodes, K, dtype, rtol, fma):
     """Any number of facets: the float32 pass sums them in chunks of four
-    (K = 8 fills two chunks, 5 and 10 pad the last one)."""
+    (K = 8 fills two chunks, 5 and 10 pad the last one); both variants."""
     rng = np.random.RandomState(len(nodes) + K)
     module, X = _random_tree(nodes, 7, K, dtype, rng)
     grad = rng.normal(size=(X.shape[0], len(module.leaves))).astype(X.numpy().dtype)
@@ -240,10 +251,11 @@ def test_record_buffers_are_reused_only_once_released():
     assert len(pool) <= 3
 
 
-def test_float32_softplus_and_sigmoid_over_the_whole_range():
+def test_float32_softplus_and_sigmoid_over_the_whole_range(fma):
     """One node, one facet, z from -90 to 90: the float32 kernel's left and
     right probabilities and its gradients agree with float64 to float32
-    rounding (the softplus goes through logf with a rounding correction)."""
+    rounding (the softplus goes through logf with a rounding correction),
+    with fused multiply-adds or without."""
     z = np.concatenate([np.linspace(-90, 90, 2001), [-1e-3, 0.0, 1e-3]])
     X = z[:, None]
     beta, bias, r = np.ones((1, 1, 1)), np.zeros((1, 1)), np.full((1, 1), 0.7)
@@ -365,3 +377,23 @@ def test_module_falls_back_to_dense_where_the_kernels_do_not_apply():
     assert not out.grad_fn.name().startswith("_ConditionalPolytope")
     with pytest.raises(RuntimeError):
         module(X.double())
+
+
+def test_fma_variant_is_used_where_the_processor_has_fma():
+    """On x86-64 Linux the import of the polytope and DGT kernels picks their
+    FMA variant when /proc/cpuinfo lists fma (as on CI): the passes the
+    estimators run are the ones tested there (both variants are tested
+    against the oracles: the ``fma`` fixtures)."""
+    import platform
+    from pathlib import Path
+
+    from sklearn_difftrees._kernels import _dgt
+
+    cpuinfo = Path("/proc/cpuinfo")
+    if platform.machine() != "x86_64" or not cpuinfo.exists():
+        pytest.skip("x86-64 Linux only")
+    flags = set(cpuinfo.read_text().split())
+    for module in (_kernel, _dgt):
+        assert module.FMA == ("fma" in flags)
+        assert module._use_fma(False) is False
+        assert module._use_fma(True) == module.FMA
