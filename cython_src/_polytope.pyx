@@ -48,6 +48,7 @@ from cython cimport floating
 from cython.parallel cimport prange, threadid
 from libc.math cimport exp, expm1, log1p
 from libc.stdint cimport int32_t, int64_t
+from libc.string cimport memcpy
 
 # Depth limit of the fixed-size traversal stacks (the Python layer checks
 # every children table: positions, leaf columns, no cycle, depth < MAX_DEPTH).
@@ -363,10 +364,9 @@ cdef inline void _forward_row(
     cdef Py_ssize_t cap = rec_node.shape[1] if record else 0
     cdef Py_ssize_t k, c, v, side, sp = 0, n_rec = 0
     cdef int32_t flags, ch
-    cdef double R, s, q, part
+    cdef double R, s, q, right, part
     cdef floating* spk = z + Kp
     cdef floating* sgk = z + 2 * Kp
-    cdef bint keep
     cdef Py_ssize_t stack_node[STACK]
     cdef double stack_prob[STACK]
     cdef const floating* x = &X[row, 0]
@@ -386,19 +386,27 @@ cdef inline void _forward_row(
             for k in range(K):
                 _softplus_sigmoid(z[k], &spk[k], &sgk[k])
         s = 0.0
-        keep = record and n_rec < cap
         for k in range(K):
             s += r[v, k] * spk[k]
-            if keep:
-                rec_sp[row, n_rec, k] = spk[k]
-                rec_sig[row, n_rec, k] = sgk[k]
-        q = exp(-s)  # probability of going left
+        if record and n_rec < cap:
+            memcpy(&rec_sp[row, n_rec, 0], spk, K * sizeof(floating))
+            memcpy(&rec_sig[row, n_rec, 0], sgk, K * sizeof(floating))
+        # Probabilities of going left (q = exp(-s)) and right (1 - q) from
+        # one libm call, each to float64's relative precision: beyond
+        # s = 1/2, q <= 0.61 and 1 - q loses nothing; below, 1 - q is
+        # -expm1(-s) and q >= 0.6 is 1 + expm1(-s).
+        if s > 0.5:
+            q = exp(-s)
+            right = 1.0 - q
+        else:
+            right = -expm1(-s)
+            q = 1.0 - right
         flags = 0
         # Right child first onto the stack, so that the left subtree is
         # visited (and recorded) before it: pre-order.
         for side in range(1, -1, -1):
             ch = child[v, side]
-            part = R * q if side == 0 else R * -expm1(-s)
+            part = R * q if side == 0 else R * right
             if ch < 0:
                 out[row, -1 - ch] = <floating>part
             elif not (part <= eps):  # a NaN reach is expanded (NaN leaves, as dense)
