@@ -165,7 +165,10 @@ cdef extern from *:
        x86-64 (SSE2) and for processors with FMA (and AVX, whose wider
        vectors the compiler then uses); dgt_select_fma picks one through the
        pointer _dgt_route_row_f (at import: FMA where the processor has it). */
-    #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && !defined(_WIN32)
+    /* Not on macOS: Apple's toolchain lacks the runtime behind
+       __builtin_cpu_supports (the module would not import). */
+    #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && !defined(_WIN32) \
+        && !defined(__APPLE__)
     #define DGT_DISPATCH 1
     #else
     #define DGT_DISPATCH 0

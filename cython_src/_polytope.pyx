@@ -112,7 +112,10 @@ cdef extern from *:
        fused; dt_select_fma picks one through the function pointers
        dt_facets_f, dt_softplus_sigmoid_f and dt_node_grads_f (at import:
        FMA where the processor has it). Elsewhere the baseline only. */
-    #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && !defined(_WIN32)
+    /* Not on macOS: Apple's toolchain lacks the runtime behind
+       __builtin_cpu_supports (the module would not import). */
+    #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && !defined(_WIN32) \
+        && !defined(__APPLE__)
     #define DT_DISPATCH 1
     #else
     #define DT_DISPATCH 0

@@ -94,6 +94,8 @@ def test_auto_bins_grow_on_codes_from_many_rows(classification, monkeypatch):
     exact = greedy.fit_cart(Z[:999], Y[:999], w[:999], **kw)
     auto = greedy.fit_cart(Z[:999], Y[:999], w[:999], bins="auto", **kw)
     np.testing.assert_array_equal(auto.tree_.threshold, exact.tree_.threshold)
+    assert greedy.auto_bins(Z[:999]) is None  # one row short of BINNED_MIN_ROWS
+    assert isinstance(greedy.auto_bins(Z[:1000]), greedy.FeatureBins)
     ref = greedy.greedy_reference(Z, Y, w, bins="auto", **kw)
     t = ref.cart.tree_
     split = np.flatnonzero(t.children_left != -1)

@@ -267,6 +267,7 @@ def test_float32_softplus_and_sigmoid_over_the_whole_range(fma):
         out[dtype] = (P, polytope_backward(X.astype(dtype), r, child, g.astype(dtype), rec, 1))
     s = 0.7 * np.logaddexp(0, z)
     np.testing.assert_allclose(out[np.float64][0][:, 0], np.exp(-s), rtol=1e-13)
+    np.testing.assert_allclose(out[np.float64][0][:, 1], -np.expm1(-s), rtol=1e-13)
     np.testing.assert_allclose(out[np.float32][0], out[np.float64][0], rtol=3e-6, atol=1e-7)
     for a, b in zip(out[np.float32][1], out[np.float64][1]):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7 * np.abs(b).max())
