@@ -237,21 +237,24 @@ cdef extern from *:
         DT_FACETS_SCALAR(double)
     }
     #endif
-    /* One expanded node's share of the float32 parameter gradients, given
+    /* One expanded node's share of the parameter gradients, given
        gs = dL/ds: grad_r[k] += gs sp[k], and with gz = gs r[k] sig[k],
-       grad_bias[k] += gz and grad_beta[k, :] += gz x (rows of p). */
-    DT_INLINE void dt_node_grads_f_impl(double gs, const float* r, const float* sp,
-                                        const float* sig, const float* x, Py_ssize_t K,
-                                        Py_ssize_t p, float* grad_r, float* grad_bias,
-                                        float* grad_beta) {
-        for (Py_ssize_t k = 0; k < K; k++) {
-            float gz = (float)(gs * r[k] * sig[k]);
-            float* gb = grad_beta + k * p;
-            grad_r[k] += (float)(gs * sp[k]);
-            grad_bias[k] += gz;
-            for (Py_ssize_t j = 0; j < p; j++) gb[j] += gz * x[j];
-        }
+       grad_bias[k] += gz and grad_beta[k, :] += gz x (rows of p). The
+       float32 one is built twice (below), the float64 one once. */
+    #define DT_NODE_GRADS(NAME, T)                                               \
+    DT_INLINE void NAME(double gs, const T* r, const T* sp, const T* sig,        \
+                        const T* x, Py_ssize_t K, Py_ssize_t p, T* grad_r,       \
+                        T* grad_bias, T* grad_beta) {                            \
+        for (Py_ssize_t k = 0; k < K; k++) {                                     \
+            T gz = (T)(gs * r[k] * sig[k]);                                      \
+            T* gb = grad_beta + k * p;                                           \
+            grad_r[k] += (T)(gs * sp[k]);                                        \
+            grad_bias[k] += gz;                                                  \
+            for (Py_ssize_t j = 0; j < p; j++) gb[j] += gz * x[j];               \
+        }                                                                        \
     }
+    DT_NODE_GRADS(dt_node_grads_f_impl, float)
+    DT_NODE_GRADS(dt_node_grads_d, double)
     #define DT_FACETS_ARGS const float* x, const float* betaT, const float* bias, \
         Py_ssize_t p, Py_ssize_t K, Py_ssize_t Kp, float* z
     #define DT_SPS_ARGS const float* zs, float* sp, float* sig, Py_ssize_t Kp
@@ -302,6 +305,9 @@ cdef extern from *:
     void dt_node_grads_f(double gs, const float* r, const float* sp, const float* sig,
                          const float* x, Py_ssize_t K, Py_ssize_t p, float* grad_r,
                          float* grad_bias, float* grad_beta) noexcept nogil
+    void dt_node_grads_d(double gs, const double* r, const double* sp, const double* sig,
+                         const double* x, Py_ssize_t K, Py_ssize_t p, double* grad_r,
+                         double* grad_bias, double* grad_beta) noexcept nogil
     int dt_select_fma(int on) noexcept nogil
 
 
@@ -479,14 +485,12 @@ cdef inline void _backward_row(
 ) noexcept nogil:
     """Row ``i``'s contribution to the parameter gradients (thread ``tid``)."""
     cdef Py_ssize_t K = r.shape[1], p = X.shape[1]
-    cdef Py_ssize_t e, k, j, v, side, sp = 0
+    cdef Py_ssize_t e, v, side, sp = 0
     cdef int32_t flags, ch
     cdef double R, q, gs, adj
     cdef double a[2]
-    cdef floating gz
     cdef double stack[STACK]  # adjoints dL/dR of the pending subtrees
     cdef const floating* x = &X[i, 0]
-    cdef floating* gb
     for e in range(length - 1, -1, -1):
         v = rec_node[i, e] >> 2
         flags = rec_node[i, e] & 3
@@ -512,13 +516,9 @@ cdef inline void _backward_row(
                                 &grad_r[tid, v, 0], &grad_bias[tid, v, 0],
                                 &grad_beta[tid, v, 0, 0])
             else:
-                for k in range(K):
-                    grad_r[tid, v, k] += <floating>(gs * rec_sp[i, e, k])
-                    gz = <floating>(gs * r[v, k] * rec_sig[i, e, k])
-                    grad_bias[tid, v, k] += gz
-                    gb = &grad_beta[tid, v, k, 0]
-                    for j in range(p):
-                        gb[j] += gz * x[j]
+                dt_node_grads_d(gs, &r[v, 0], &rec_sp[i, e, 0], &rec_sig[i, e, 0], x, K, p,
+                                &grad_r[tid, v, 0], &grad_bias[tid, v, 0],
+                                &grad_beta[tid, v, 0, 0])
         stack[sp] = adj
         sp += 1
 
