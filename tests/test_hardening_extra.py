@@ -1,6 +1,8 @@
 """More input handling beyond tests/test_hardening.py: a refused
 ``warm_start`` fit loses nothing, bandit actions outside ``classes_``, memory
-limits of huge hidden layers, the depth of a tree whose growth stopped early.
+limits of huge hidden layers, the depth of a tree whose growth stopped early,
+and what a new user's review found (huge batches, string category columns,
+huge weights, LatentTree inputs near the float limit).
 
 Each test failed on the code before the fix it guards.
 """
@@ -118,3 +120,90 @@ def test_polytope_depth_when_growth_stops_above_max_depth(cls):
               **FAST).fit(X, y)
     assert not est.tree_.active[est.tree_.n_internal:].any()
     assert est.get_n_leaves() == 2 and est.get_depth() == 1
+
+
+# ---------------------- 5. what a new user's review found (2026-11-26, each failed before)
+@pytest.mark.parametrize("make", [
+    lambda b: sd.DGTForestClassifier(n_estimators=2, batch_size=b, **FAST),
+    lambda b: sd.ConvexPolytopeTreeClassifier(batch_size=b, **FAST),
+])
+def test_batch_larger_than_the_data_is_one_step(make):
+    # The batched trainer sized its buffers by batch_size: 10**9 on 120 rows
+    # was OOM-killed (23 GB); 10**12 asks torch for terabytes.
+    X, _, y = _data()
+    big = _quiet(make(10**12).fit, X, y)
+    ref = _quiet(make(X.shape[0]).fit, X, y)
+    np.testing.assert_array_equal(big.predict_proba(X), ref.predict_proba(X))
+
+
+def _colour_frame(n=150, seed=0):
+    rng = np.random.RandomState(seed)
+    df = pd.DataFrame({"a": rng.randn(n),
+                       "colour": pd.Categorical(rng.choice(["red", "green", "blue"], n))})
+    return df, ((df.colour == "red") ^ (df.a > 0)).astype(int).to_numpy()
+
+
+@pytest.mark.parametrize("cls", [sd.NonGreedyObliqueTreeClassifier, sd.DGTClassifier])
+def test_string_category_columns_are_coded(cls):
+    # "could not convert string to float: 'red'" for a documented input.
+    df, y = _colour_frame()
+    before = df.copy()
+    est = _quiet(cls(**FAST).fit, df, y)
+    pd.testing.assert_frame_equal(df, before)  # the user's frame is untouched
+    assert est.is_categorical_.tolist() == [False, True]
+    as_object = df.assign(colour=df.colour.astype(object))
+    np.testing.assert_array_equal(est.predict(as_object), est.predict(df))
+    coded = df.assign(colour=df.colour.cat.codes.astype(float))
+    ref = _quiet(cls(**FAST).fit, coded, y)  # the same model as on the codes
+    np.testing.assert_array_equal(est.predict_proba(df), ref.predict_proba(coded))
+    unseen = df.head(2).assign(colour=pd.Categorical(["purple", "red"]))
+    np.testing.assert_array_equal(est.predict(unseen), ref.predict(
+        coded.head(2).assign(colour=[-1.0, 2.0])))
+    with pytest.raises(ValueError, match="NaN in the category column 'colour'"):
+        est.predict(df.head(2).assign(colour=pd.Categorical([None, "red"])))
+    with pytest.raises(ValueError, match="ONNX graph takes numbers only"):
+        sd.to_onnx(est, df.head(2))
+
+
+@pytest.mark.parametrize("cls", [sd.DGTClassifier, sd.LatentTreeClassifier,
+                                 sd.TreeEnsembleLayerClassifier,
+                                 sd.NonGreedyObliqueTreeClassifier,
+                                 sd.ConvexPolytopeTreeClassifier, sd.DGTForestClassifier])
+def test_huge_sample_weights_count_relative_to_each_other(cls):
+    # Finite weights whose sum overflows: "diverged ... smaller learning_rate",
+    # "at least one non-zero number", "contains infinity".
+    X, _, y = _data()
+    rng = np.random.RandomState(1)
+    w = rng.rand(X.shape[0]) * 1e308 + 1e307
+    params = dict(n_estimators=2) if cls is sd.DGTForestClassifier else {}
+    huge = _quiet(cls(**params, **FAST).fit, X, y, sample_weight=w)
+    ref = _quiet(cls(**params, **FAST).fit, X, y, sample_weight=w / w.max())
+    np.testing.assert_array_equal(huge.predict_proba(X), ref.predict_proba(X))
+    one = np.r_[1e308, np.ones(X.shape[0] - 1)]  # one row carries all the weight
+    if cls is not sd.ConvexPolytopeTreeClassifier:  # its growth needs no validation rows
+        with pytest.raises(ValueError, match="2 samples of positive weight"):
+            _quiet(cls(**params, **FAST).fit, X, y, sample_weight=one)
+
+
+@pytest.mark.parametrize("cls", [sd.LatentTreeClassifier, sd.LatentTreeRegressor])
+def test_latent_tree_predictions_stay_finite_near_the_float_limit(cls):
+    # predict_proba was NaN (predict: class 0), the regressor inf.
+    X, y_reg, y_clf = _data()
+    est = _quiet(cls(**FAST).fit, X, y_clf if is_classifier(cls()) else y_reg)
+    Z = np.vstack([X[:3], np.full((2, X.shape[1]), 1.7e308), np.full((1, X.shape[1]), -1e300)])
+    out = est.predict_proba(Z) if is_classifier(est) else est.predict(Z)
+    assert np.isfinite(out).all()
+    np.testing.assert_array_equal(out[:3], (est.predict_proba(X[:3]) if is_classifier(est)
+                                            else est.predict(X[:3])))
+    ort = pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    sess = ort.InferenceSession(sd.to_onnx(est, X[:2]).SerializeToString(),
+                                providers=["CPUExecutionProvider"])
+    got = sess.run(None, {"X": Z})[-1]
+    np.testing.assert_allclose(np.asarray(got).reshape(out.shape), out, rtol=1e-9, atol=1e-9)
+
+
+def test_forest_max_samples_of_one_row_is_refused():
+    X, _, y = _data()
+    with pytest.raises(ValueError, match="max_samples=1 draws 1 row"):
+        sd.DGTForestClassifier(max_samples=1, n_estimators=2, **FAST).fit(X, y)

@@ -222,6 +222,9 @@ def train_batched(
     n = n_rows  # rows per epoch, per member
     if epoch_rows is not None:
         n = np.minimum(n_rows, np.asarray(epoch_rows, dtype=np.int64))
+    # A batch larger than every member's epoch is one step over all of it:
+    # the buffers below are sized by the batch, not by a huge int batch_size.
+    batch_size = int(max(1, min(int(batch_size), int(n.max(initial=1)))))
     steps = np.maximum(1, -(-n // batch_size))
     cycles = np.maximum(1, math.ceil(max_iter / 4)) * steps
     streams = []

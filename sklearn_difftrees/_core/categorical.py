@@ -36,6 +36,7 @@ __all__ = [
     "CATEGORICAL_PARAM_DOC",
     "categorical_dtypes",
     "check_indicator_memory",
+    "encode_category_columns",
     "CATEGORICAL_ATTR_DOC",
     "expand_indicators",
     "fit_indicators",
@@ -60,7 +61,8 @@ CATEGORICAL_PARAM_DOC = f"""    categorical_features : "auto", array-like or Non
         cannot separate a category code from codes on both sides of it.
         ``"auto"``: every feature whose training values are all integers and
         take 3 to {AUTO_MAX_CATEGORIES} distinct values, and every pandas ``category``
-        column (its values numeric). An array of int indices, a boolean
+        column (of strings or other non-numeric categories: coded as their
+        position among the training categories, a value outside them as -1). An array of int indices, a boolean
         mask or feature names (with ``feature_names_in_``) picks them (at most
         {MAX_CATEGORIES} values each; one of two values is its own indicator and gets
         none); ``None``: no indicators. The choice is made on the rows of
@@ -119,6 +121,45 @@ def categorical_dtypes(X):
     if dtypes is None or not hasattr(dtypes, "__iter__"):
         return None
     return np.array([getattr(d, "name", "") == "category" for d in dtypes], dtype=bool)
+
+
+def encode_category_columns(estimator, X, fit):
+    """``X`` with its pandas ``category`` columns of non-numeric categories
+    (strings, ...) replaced by their codes, as float64: the position of each
+    value among the categories of the fit (``fit=True`` records them in
+    ``estimator._category_levels``, ``{column: [category, ...]}``, or removes
+    it when there are none). A value outside them (at prediction) gets code
+    -1, which sets none of the column's indicators; a missing value is refused as
+    a NaN is. Anything other than a DataFrame, and a DataFrame without such
+    columns, is returned as it is; the user's frame is never modified.
+    """
+    dtypes = getattr(X, "dtypes", None)
+    if fit:
+        levels = {}
+        if dtypes is not None and hasattr(dtypes, "__iter__"):
+            for j, dtype in enumerate(dtypes):
+                if (getattr(dtype, "name", "") == "category"
+                        and np.asarray(dtype.categories).dtype.kind not in "biuf"):
+                    levels[j] = list(dtype.categories)
+        if levels:
+            estimator._category_levels = levels
+        elif hasattr(estimator, "_category_levels"):
+            del estimator._category_levels
+    levels = getattr(estimator, "_category_levels", None)
+    if not levels or dtypes is None or not hasattr(X, "iloc"):
+        return X
+    import pandas as pd  # X is a DataFrame: pandas is there
+
+    X = X.copy(deep=False)  # columns replaced below, never the user's frame
+    for j, categories in levels.items():
+        column = X.iloc[:, j]
+        if bool(column.isna().any()):
+            raise ValueError(
+                f"Input X contains NaN in the category column {X.columns[j]!r}; "
+                "missing values are not supported: impute or drop them first.")
+        codes = pd.Index(categories).get_indexer(np.asarray(column, dtype=object))
+        X.isetitem(j, codes.astype(np.float64))
+    return X
 
 
 def fit_indicators(categorical_features, X, feature_names=None, from_dtype=None):

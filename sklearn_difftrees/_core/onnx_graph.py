@@ -308,6 +308,15 @@ def to_onnx(estimator, X_sample, *, name=None):
     hook = getattr(estimator, "_onnx_graph", None)
     if hook is None:
         raise TypeError(f"{type(estimator).__name__} has no ONNX export.")
+    coded = getattr(estimator, "_category_levels", None)
+    if coded:
+        names = getattr(estimator, "feature_names_in_", None)
+        which = ", ".join(repr(names[j]) if names is not None else str(j) for j in coded)
+        raise ValueError(
+            f"{type(estimator).__name__} was fitted on pandas category columns of "
+            f"non-numeric categories ({which}), which the estimator codes itself; an "
+            "ONNX graph takes numbers only. Ordinal-encode those columns before fitting "
+            "(e.g. OrdinalEncoder in a Pipeline) to export the model.")
     X_sample = np.asarray(X_sample)
     if X_sample.ndim != 2 or X_sample.shape[1] != estimator.n_features_in_:
         raise ValueError(

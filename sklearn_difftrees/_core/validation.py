@@ -23,8 +23,9 @@ from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
 
 from .._compat import _check_sample_weight, validate_data
-from .categorical import (categorical_dtypes, check_indicator_memory, expand_indicators,
-                          fit_indicators, indicator_spec)
+from .categorical import (categorical_dtypes, check_indicator_memory,
+                          encode_category_columns, expand_indicators, fit_indicators,
+                          indicator_spec)
 
 __all__ = [
     "check_fit_data",
@@ -52,6 +53,7 @@ def check_fit_data(estimator, X, y, sample_weight, *, multi_output, min_samples=
     the fitted model still predicts.
     """
     from_dtype = categorical_dtypes(X)
+    X = encode_category_columns(estimator, X, fit=not warm)
     try:
         X, y = validate_data(
             estimator,
@@ -73,6 +75,7 @@ def check_fit_data(estimator, X, y, sample_weight, *, multi_output, min_samples=
         raise
     sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64, copy=True)
     _check_weights(sample_weight, "sample_weight")
+    sample_weight = _relative(sample_weight)
     if _all_equal(sample_weight):
         sample_weight = (sample_weight > 0).astype(np.float64)
     if hasattr(estimator, "categorical_features"):  # the estimator's parameter
@@ -98,6 +101,27 @@ def _check_weights(sample_weight, what):
         raise ValueError(f"{what} must contain at least one positive weight.")
 
 
+#: Largest weight outside which :func:`_relative` rescales the weights.
+WEIGHT_RANGE = (1e-30, 1e30)
+
+
+def _relative(sample_weight):
+    """Weights count only relative to each other: divided by the largest when
+    it lies outside :data:`WEIGHT_RANGE`, so that their sums, weighted moments
+    and float32 copies stay finite (weights of 1e308 overflowed there, and
+    the fits failed with a divergence or a zero-weight error); a weight
+    below ``WEIGHT_RANGE[0]`` times the largest becomes 0 (its row is
+    dropped, as its float32 copy would be 0 in training)."""
+    top = float(np.max(sample_weight, initial=0.0))
+    if top > 0 and not WEIGHT_RANGE[0] <= top <= WEIGHT_RANGE[1]:
+        sample_weight = sample_weight / top
+        top = 1.0
+    tiny = (sample_weight > 0) & (sample_weight < WEIGHT_RANGE[0] * top)
+    if tiny.any():
+        sample_weight = np.where(tiny, 0.0, sample_weight)
+    return sample_weight
+
+
 def _all_equal(sample_weight):
     """Whether the positive weights are all equal (and there is one)."""
     values = sample_weight[sample_weight > 0]
@@ -107,6 +131,7 @@ def _all_equal(sample_weight):
 def check_predict_data(estimator, X):
     """Validate prediction-time input against what the estimator was fitted on,
     with the indicator columns of its categorical features appended."""
+    X = encode_category_columns(estimator, X, fit=False)
     X = validate_data(estimator, X, dtype=_DTYPES, order="C", reset=False)
     return expand_indicators(X, indicator_spec(estimator))
 
@@ -135,10 +160,11 @@ def encode_classification_target(estimator, y, sample_weight):
     estimator.n_classes_ = int(classes.size)
     class_weight = getattr(estimator, "class_weight", None)
     if class_weight is not None:
-        sample_weight = sample_weight * compute_sample_weight(class_weight, y)
+        sample_weight = sample_weight * _relative(compute_sample_weight(class_weight, y))
         # A class weight of 0 for every class, or a negative one, leaves
         # weights that fit() could not use: the same errors as sample_weight.
         _check_weights(sample_weight, "sample_weight * class_weight")
+        sample_weight = _relative(sample_weight)
     return y_enc.astype(np.int64), sample_weight
 
 
@@ -241,8 +267,8 @@ def validation_split(n_samples, fraction, random_state, stratify=None):
     """
     if n_samples < 2:
         raise ValueError(
-            f"early_stopping needs at least 2 samples to hold out a validation set; "
-            f"got {n_samples}."
+            "early_stopping needs at least 2 samples of positive weight to hold out a "
+            f"validation set; got {n_samples}."
         )
     n_val = min(max(1, int(round(fraction * n_samples))), n_samples - 1)
     idx = np.arange(n_samples)

@@ -51,8 +51,14 @@ def _bootstrap_size(max_samples, bootstrap, n_rows):
         if max_samples > n_rows:
             raise ValueError(f"max_samples={max_samples} exceeds the {n_rows} training rows "
                              "of positive weight; pass at most that, or a fraction.")
-        return int(max_samples)
-    return max(1, int(round(max_samples * n_rows)))
+        size = int(max_samples)
+    else:
+        size = max(1, int(round(max_samples * n_rows)))
+    if size < 2 <= n_rows:
+        raise ValueError(f"max_samples={max_samples} draws {size} row for each member's "
+                         "bootstrap sample; a member needs at least 2 rows. Pass a larger "
+                         "max_samples.")
+    return size
 
 
 def _fit_chunk(members, X, y, weights, single_thread, bag=None, on_member_done=None):

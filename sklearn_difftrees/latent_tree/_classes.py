@@ -27,7 +27,7 @@ from .._core.base import BaseGradientTree, TreeClassifierMixin, TreeRegressorMix
 from .._core.categorical import CATEGORICAL_CONSTRAINT
 from .._core.validation import check_predict_data, constant_columns
 from ._docstrings import _DOC_ATTRS, _DOC_PARAMS, _REFERENCE
-from ._forward import _elu, _rowwise_matmul, node_rewards_numpy
+from ._forward import INPUT_CLIP, _elu, _rowwise_matmul, node_rewards_numpy
 from ._onnx import latent_tree_graph
 from ._pav import tree_isotonic_forward
 from ._pruned import _PrunedTreeMixin
@@ -234,9 +234,23 @@ class _BaseLatentTree(_PrunedTreeMixin, BaseGradientTree):
         self.node_values_ = node_value
 
     # ---------------------------------------------------------- prediction
+    def _input_bounds(self):
+        """``(low, high)`` per input column: the training mean -/+
+        :data:`INPUT_CLIP` standard deviations (the ONNX graph clips alike)."""
+        reach = INPUT_CLIP * np.asarray(self._feature_scale, dtype=np.float64)
+        mean = np.asarray(self._feature_mean, dtype=np.float64)
+        return mean - reach, mean + reach
+
+    def _clip_input(self, X):
+        """Validated ``X`` clipped to :meth:`_input_bounds` (float64): the split
+        scores and the linear head extrapolate linearly, and beyond the bounds
+        they overflowed (1e308 gave NaN probabilities); training rows lie within."""
+        low, high = self._input_bounds()
+        return np.clip(np.asarray(X, dtype=np.float64), low, high)
+
     def _rewards(self, X):
         tree = self.tree_
-        s = _rowwise_matmul(np.asarray(X, dtype=np.float64), tree.weights) + tree.bias
+        s = _rowwise_matmul(self._clip_input(X), tree.weights) + tree.bias
         if self.split == "elu":
             s = _elu(s)
         return node_rewards_numpy(s, tree.max_depth)
@@ -247,7 +261,7 @@ class _BaseLatentTree(_PrunedTreeMixin, BaseGradientTree):
             q = self._rewards(X)
         z = np.minimum(np.maximum(q + 0.5, 0.0), self.pruning_values_)
         if self.head_input == "concat":
-            Xs = (np.asarray(X, dtype=np.float64) - self._feature_mean) / self._feature_scale
+            Xs = (self._clip_input(X) - self._feature_mean) / self._feature_scale
             h = np.hstack((Xs, z))
         else:
             h = z

@@ -4,7 +4,14 @@ do not depend on the batch (so one row predicts as in any batch)."""
 
 import numpy as np
 
-__all__ = ["node_rewards_numpy"]
+__all__ = ["INPUT_CLIP", "node_rewards_numpy"]
+
+#: Standard deviations (of the training rows) from the training mean beyond
+#: which prediction clips an input value: the split scores and the linear head
+#: are linear in the input and overflowed on values near the float64 maximum.
+#: Every training value lies within (at most ``sqrt(n)`` standard deviations
+#: from the mean), so the clip changes no fit.
+INPUT_CLIP = 1e6
 
 
 def _elu(x):

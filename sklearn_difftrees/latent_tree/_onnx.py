@@ -6,6 +6,7 @@ import numpy as np
 from sklearn.base import is_classifier
 
 from .._core.onnx_graph import classifier_outputs, regressor_output
+from ._forward import INPUT_CLIP
 
 __all__ = ["latent_tree_graph"]
 
@@ -14,7 +15,9 @@ def latent_tree_graph(graph, est):
     g = graph
     tree = est.tree_
     depth = tree.max_depth
-    s = g.linear(tree.weights, tree.bias, "split_score")
+    low, high = est._input_bounds()  # predict's clip (INPUT_CLIP)
+    x = g.op("Max", [g.op("Min", [g.x, g.const(high)]), g.const(low)], "x_clipped")
+    s = g.linear(tree.weights, tree.bias, "split_score", x=x)
     if est.split == "elu":
         s = g.elu(s)
     # q: root 1, then per level min(parent path, -s) left / min(parent path, s) right.
@@ -36,7 +39,7 @@ def latent_tree_graph(graph, est):
     ], "z")
     if est.head_input == "concat":
         xs = g.op("Div", [
-            g.op("Sub", [g.x, g.const(np.asarray(est._feature_mean, dtype=np.float64))]),
+            g.op("Sub", [x, g.const(np.asarray(est._feature_mean, dtype=np.float64))]),
             g.const(np.asarray(est._feature_scale, dtype=np.float64)),
         ])
         h = g.op("Concat", [xs, z], axis=1)

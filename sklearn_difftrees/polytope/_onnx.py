@@ -32,7 +32,19 @@ def polytope_graph(graph, est):
             owner[tree.facet_ptr[i] : tree.facet_ptr[i + 1], i] = 1.0
         facets = _softplus(g, g.linear(tree.facet_coef, tree.facet_intercept, "facet"))
         weighted = g.op("Mul", [facets, g.const(np.asarray(tree.facet_weight, np.float64))])
-        scores = g.op("MatMul", [weighted, g.const(owner, "owner")], "node_score")
+        # Each node sums its own facets, as the kernel does: in the product
+        # with ``owner`` an infinite or NaN facet of one node would make every
+        # node's score NaN (0 * inf), so infinite facets enter capped (the
+        # decision is the same) and a node with a NaN facet gets a NaN score.
+        owner_c = g.const(owner, "owner")
+        nan = g.op("IsNaN", [weighted])
+        capped = g.op("Where", [nan, g.const(np.array(0.0)),
+                                g.op("Min", [weighted, g.const(np.array(1e300))])])
+        has_nan = g.op("Greater", [
+            g.op("MatMul", [g.op("Cast", [nan], to=g.onnx.TensorProto.DOUBLE), owner_c]),
+            g.const(np.array(0.0))])
+        scores = g.op("Where", [has_nan, g.const(np.array(np.nan)),
+                                g.op("MatMul", [capped, owner_c])], "node_score")
         threshold = g.const(np.where(tree.is_split.astype(bool), tree.threshold, 0.0), "thr")
         splits = g.const(tree.is_split.astype(bool), "is_split")
         last = g.const(np.array(n_int - 1, dtype=np.int64))
