@@ -258,7 +258,7 @@ class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, _GreedyFloorMixi
 
         refit = True  # unless the validation rows choose a CART (frozen as it is)
         if self.validation_scores_ is not None:  # the validation rows choose the tree
-            params, refit = self._validation_choice(
+            params, refit, depth = self._validation_choice(
                 params, grown, build, depth, Z, X_fit, Y_fit, w_fit, crit,
                 tr[row_subsample(tr.size, epoch_rows, seed)], vs)
         self.tree_ = build(params, depth, refit=refit, threshold=self.threshold_)
@@ -267,7 +267,7 @@ class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, _GreedyFloorMixi
             self.tree_, self.greedy_fallback_ = self._greedy_floor(
                 self.tree_, grown, build, Z, X_fit, Y_fit, w_fit,
                 seed=int(rng.randint(np.iinfo(np.int32).max)))
-            self.max_depth_ = self.tree_.max_depth  # D where a CART replaced the tree
+        self.max_depth_ = self.tree_.max_depth  # D (another) where a CART replaced the tree
         self.n_facets_ = self.tree_.n_facets
         check_finite_model(self, X)
         return self

@@ -26,6 +26,7 @@ from .._core.selection import paired_advantage
 from .._core.greedy import (
     FLOOR_DEPTH,
     cart_splits,
+    cv_depth,
     fit_cart,
     fit_score,
     floor_fallback,
@@ -38,6 +39,13 @@ __all__ = ["SELECTION_Z", "_GreedyFloorMixin", "cart_params"]
 #: How clearly another candidate must beat the default on the validation rows
 #: to be returned instead (:meth:`_GreedyFloorMixin._validation_choice`).
 SELECTION_Z = 3.0
+
+#: Deepest CART that the validation choice's depth-tuned candidate may have
+#: (the range of the depth-tuned CART the defaults are compared with).
+TUNED_CART_MAX_DEPTH = 12
+#: Most training rows that candidate is grown on and its depth
+#: cross-validated on (a seeded subsample beyond; as DGT's depth choice).
+TUNED_CART_CV_ROWS = 16_384
 
 #: ``tau`` of a CART split written as a polytope split: ``softplus(0)``, so
 #: that ``1 * softplus(z_f - t) > ln 2`` iff ``z_f > t`` (right; ties left,
@@ -81,12 +89,17 @@ class _GreedyFloorMixin:
         return fit_score(pred, Y, w, False)
 
     def _validation_choice(self, refined, grown, build, depth, Z, X, Y, w, crit, tr, va):
-        """The splits to freeze, and ``refined_`` and ``threshold_`` set.
+        """``(splits, refit, depth)`` to freeze, and ``refined_`` and ``threshold_`` set.
 
         The candidates: ``refined`` with ``threshold`` (the default),
         ``refined`` with its trained thresholds (``q = 1/2``, only when
-        ``threshold="refit"``) and the greedily ``grown`` splits (``Z``, ``X``:
-        the fit rows standardized and raw). Each is frozen by ``build`` with
+        ``threshold="refit"``), the greedily ``grown`` splits (``Z``, ``X``:
+        the fit rows standardized and raw), the CART of depth ``depth`` and
+        the CART of the depth (1 to :data:`TUNED_CART_MAX_DEPTH`) that
+        cross-validates best on the training rows (where the classes follow
+        interactions that no single greedy split reveals, as on a
+        checkerboard, growth stops a few levels down and only a deep greedy
+        tree finds them). Each tree is frozen by ``build`` with
         its facets (selected once per set of splits), thresholds and leaves
         set on the training rows ``tr`` only and scored row by row on the validation
         rows ``va`` (the per-row losses of the depth choice, leaves from
@@ -110,14 +123,31 @@ class _GreedyFloorMixin:
             ntr, nva = tree.apply(X[tr]), tree.apply(X[va])
             losses[kind, threshold] = self._leaf_losses(np.unique(ntr), ntr, nva,
                                                         Y[tr], w[tr], Y[va])
-        # The CART of the same depth (axis-aligned thresholds: where the
-        # classes follow a few of them, the greedy tree generalizes better).
-        cart = dict(depth=depth, classification=is_classifier(self), seed=0, bins="auto",
-                    **self._leaf_limits())
-        cart_tr = fit_cart(Z[tr], Y[tr], w[tr], **cart)
-        ntr, nva = cart_tr.apply(Z[tr]), cart_tr.apply(Z[va])
-        losses["cart", self.threshold] = self._leaf_losses(np.unique(ntr), ntr, nva,
-                                                           Y[tr], w[tr], Y[va])
+        # The CARTs (axis-aligned thresholds: where the classes follow a few of
+        # them, the greedy tree generalizes better), of the same depth and tuned.
+        classification = is_classifier(self)
+        cart = dict(classification=classification, seed=0, bins="auto", **self._leaf_limits())
+        sub = tr[row_subsample(tr.size, TUNED_CART_CV_ROWS, 0)]
+        deepest = TUNED_CART_MAX_DEPTH
+        if isinstance(self.max_depth, numbers.Integral):  # a depth the user set
+            deepest = min(deepest, self.max_depth)
+        tuned = cv_depth(Z[sub], Y[sub], w[sub], max_depth=deepest,
+                         classification=classification, n_folds=3, seed=0)[0]
+        # (kind, depth, criterion): the tuned depth with both criteria of the
+        # floor's reference (the first splits of a deep greedy tree can hinge on
+        # noise, and the criteria then part ways).
+        kinds = [("cart", depth, None)]
+        if tuned != depth:
+            kinds += [("tuned", tuned, None)] + (
+                [("tuned_gini", tuned, "gini")] if classification else [])
+        carts = {}
+        for kind, d, criterion in kinds:
+            rows = tr if kind == "cart" else sub  # the tuned ones: at most TUNED_CART_CV_ROWS
+            cart_tr = carts[kind] = fit_cart(Z[rows], Y[rows], w[rows], depth=d,
+                                             criterion=criterion, **cart)
+            ntr, nva = cart_tr.apply(Z[tr]), cart_tr.apply(Z[va])
+            losses[kind, self.threshold] = self._leaf_losses(np.unique(ntr), ntr, nva,
+                                                             Y[tr], w[tr], Y[va])
         default = next(iter(candidates))
         best, best_gain = default, 0.0
         for key in list(losses)[1:]:
@@ -126,8 +156,12 @@ class _GreedyFloorMixin:
                 best, best_gain = key, gain
         self.refined_, self.threshold_ = best[0] == "refined", best[1]
         if best[0] == "cart":  # grown on every fit row, frozen as it is
-            return cart_params(fit_cart(Z, Y, w, **cart), Z.shape[1]), False
-        return candidates[best], True
+            return cart_params(fit_cart(Z, Y, w, depth=depth, **cart), Z.shape[1]), False, depth
+        if best[0] in carts:  # the tuned CART that validated (grown again on more
+            # rows, a deep greedy tree may split elsewhere: on a checkerboard its
+            # first splits are chosen by noise), its leaves set on every fit row
+            return cart_params(carts[best[0]], Z.shape[1]), False, tuned
+        return candidates[best], True, depth
 
     def _leaf_limits(self):
         return dict(min_samples_split=self.min_samples_split,
