@@ -27,7 +27,7 @@ import torch
 
 from ._monitor import EpochMonitor
 from ._trainer import uninformed_loss
-from .batching import RowStream
+from .batching import MAX_BATCH, RowStream
 
 __all__ = ["train_batched"]
 
@@ -223,8 +223,11 @@ def train_batched(
     if epoch_rows is not None:
         n = np.minimum(n_rows, np.asarray(epoch_rows, dtype=np.int64))
     # A batch larger than every member's epoch is one step over all of it:
-    # the buffers below are sized by the batch, not by a huge int batch_size.
-    batch_size = int(max(1, min(int(batch_size), int(n.max(initial=1)))))
+    # the buffers below are sized by the batch, so a huge int batch_size is
+    # cut to the largest epoch (never below MAX_BATCH, the largest batch
+    # "auto" picks: the padded width, and with it the rounding of the
+    # batch sums, stays that of every batch up to there).
+    batch_size = min(int(batch_size), max(int(n.max(initial=1)), MAX_BATCH))
     steps = np.maximum(1, -(-n // batch_size))
     cycles = np.maximum(1, math.ceil(max_iter / 4)) * steps
     streams = []
