@@ -76,12 +76,15 @@ class _NodeScores(torch.autograd.Function):
 #: Split nodes from which :class:`PolytopeTreeModule` may run the compiled
 #: conditional passes on the CPU (below, the dense passes are as fast).
 CONDITIONAL_MIN_NODES = 32
-#: Per split node a row reaches, the conditional passes cost about this many
-#: times what the dense passes cost per node (one training step of 1,024
-#: rows, 50 features, 10 facets: 2.9x at depth 4, 3.9x at depth 6, 3.1x at
-#: depth 8). The module runs them while the split nodes outnumber the nodes
-#: a row reaches on average by this factor.
-CONDITIONAL_COST_RATIO = 4.0
+#: The module runs the conditional passes while its split nodes outnumber
+#: the nodes a training row reaches on average by this factor. Measured on
+#: full training steps (forward, backward, Adam; 704 rows, 50 features, 10
+#: facets, one thread, FMA build), the two passes cost the same at about
+#: 2.3 split nodes per reached node at depth 6 and at depth 8; at 3.5
+#: (depth 6, a grown tree before refinement) the conditional step took
+#: 3.4 ms against the dense 4.2 ms. (It was 4.0 before the FMA build of the
+#: kernels and the faster backward.)
+CONDITIONAL_COST_RATIO = 2.5
 #: Reach probability at or below which the conditional passes do not expand
 #: a split node (see ``_kernels/_polytope.pyx``): the leaves below it, whose
 #: exact probabilities are at most this, get 0.
