@@ -15,7 +15,8 @@ its state and learning rate are per member), its own gradient-norm clipping,
 its own :class:`~sklearn_difftrees._core._monitor.EpochMonitor` (patience,
 best epoch, divergence, record) and its own best weights, restored at the end.
 Members whose epoch has fewer steps, or that have stopped, are not updated
-(their optimizer state neither); stopped members leave the batch.
+(their optimizer state neither); stopped members leave the batch, and members
+whose epoch has ended leave the forward pass of the epoch's remaining steps.
 """
 
 import functools
@@ -282,23 +283,35 @@ def train_batched(
         for s in range(int(steps_a.max())):
             counts = np.clip(n_a - s * batch_size, 0, batch_size)
             stepping = counts > 0
+            # Only the members that step this time enter the forward pass
+            # (the others' batches would be padding only): their parameters
+            # are gathered (their gradients scatter back; the others' stay 0
+            # and the optimizer skips them).
+            sub = None if stepping.all() else np.flatnonzero(stepping)
+            sub_t = None if sub is None else torch.as_tensor(sub, device=device)
             idx = perms[:, s * batch_size : (s + 1) * batch_size]
+            if sub is not None:
+                idx, counts = idx.index_select(0, sub_t), counts[sub]
+            step_params = work if sub is None else {k: v.index_select(0, sub_t)
+                                                   for k, v in work.items()}
+            members_s = active if sub is None else active[sub]
             counts_t = torch.as_tensor(counts, device=device)
             mask = torch.arange(idx.shape[1], device=device)[None, :] < counts_t[:, None]
             # Padding gathers row 0 (masked); index_select as in _trainer.
             flat = idx.reshape(-1)
             xb, yb, wb = (t.index_select(0, flat).view(*idx.shape, *t.shape[1:])
                           for t in (X, Y, w))
-            out = forward(work, xb, mask)
-            per_row = loss_fn(out.flatten(0, 1), yb.flatten(0, 1)).view(A, -1)
+            out = forward(step_params, xb, mask)
+            per_row = loss_fn(out.flatten(0, 1), yb.flatten(0, 1)).view(idx.shape[0], -1)
             loss = (per_row * wb * mask).sum(1) / counts_t.clamp(min=1)
             if member_penalty_fn is not None:
-                penalty = member_penalty_fn(work, active, opt.steps.copy())
+                taken = opt.steps.copy() if sub is None else opt.steps[sub]
+                penalty = member_penalty_fn(step_params, members_s, taken)
             else:
-                penalty = penalty_fn(work) if penalty_fn is not None else None
+                penalty = penalty_fn(step_params) if penalty_fn is not None else None
             if penalty is not None:
                 loss = loss + penalty
-            bad = ~torch.isfinite(loss.detach()) & torch.as_tensor(stepping, device=device)
+            bad = ~torch.isfinite(loss.detach())
             if bool(bad.any()):
                 j = int(torch.nonzero(bad)[0, 0])
                 value = float(loss.detach()[j])
@@ -306,12 +319,12 @@ def train_batched(
                     monitor.progress.close("diverged")
                 raise FloatingPointError(
                     f"{name} diverged: the training loss became {value} at epoch "
-                    f"{epoch} (member {int(active[j])}). Try a smaller learning_rate "
+                    f"{epoch} (member {int(members_s[j])}). Try a smaller learning_rate "
                     f"(currently {learning_rate}) or enable grad_clip."
                 )
             for p in work.values():
                 p.grad = None
-            (loss * torch.as_tensor(stepping, device=device)).sum().backward()
+            loss.sum().backward()
             if grad_clip is not None:
                 _clip_per_member(work, grad_clip)
             k_steps = opt.steps  # steps taken so far by each active member
@@ -321,7 +334,10 @@ def train_batched(
             else:
                 lrs = np.full(A, float(learning_rate))
             opt.step(work, lrs, stepping)
-            total += loss.detach().double() * counts_t
+            if sub is None:
+                total += loss.detach().double() * counts_t
+            else:
+                total.index_add_(0, sub_t, loss.detach().double() * counts_t)
         total = (total.cpu().numpy() / n_a).tolist()
 
         validation = [None] * A
