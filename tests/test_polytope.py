@@ -639,3 +639,34 @@ def test_batched_level_equals_node_by_node_stumps(classification):
         alone = train_stump(Z, Y, w, seed=seed, **kw)
         for a, b in zip(alone, got):
             np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype,rtol", [("float64", 1e-12), ("float32", 1e-5)])
+def test_stump_scores_function_equals_autograd_expression(dtype, rtol):
+    """The batched stumps' scores (``_StumpScores``, hand-written backward)
+    equal the plain torch expression and its autograd gradients, for every
+    parameter (float32 up to rounding)."""
+    torch = pytest.importorskip("torch")
+    F = torch.nn.functional
+    from sklearn_difftrees.polytope._scores import _StumpScores
+
+    dt = getattr(torch, dtype)
+    gen = torch.Generator().manual_seed(0)
+    T, B, p, K = 3, 40, 6, 5
+    X = torch.randn(T, B, p, generator=gen, dtype=dt)
+    base = [torch.randn(T, K, p, generator=gen, dtype=dt), torch.randn(T, K, generator=gen, dtype=dt),
+            torch.randn(T, K, generator=gen, dtype=dt)]
+    g = torch.randn(T, B, generator=gen, dtype=dt)
+
+    def run(fn):
+        beta, bias, rho = (t.clone().requires_grad_(True) for t in base)
+        s = fn(beta, bias, rho)
+        (s * g).sum().backward()
+        return [s.detach()] + [t.grad for t in (beta, bias, rho)]
+
+    got = run(lambda beta, bias, rho: _StumpScores.apply(X, beta, bias, rho))
+    ref = run(lambda beta, bias, rho: (F.softplus(rho)[:, None, :] * F.softplus(
+        torch.einsum("tbp,tkp->tbk", X, beta) + bias[:, None, :])).sum(-1))
+    for a, b in zip(got, ref):
+        assert a.dtype == dt
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=rtol, atol=rtol)

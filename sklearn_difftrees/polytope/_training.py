@@ -27,6 +27,7 @@ from torch import nn
 from .._core._trainer import seeded, to_tensor, train
 from ._freeze import PRIOR_EPS
 from ._kernels import child_table, polytope_backward, polytope_forward
+from ._scores import _NodeScores, _StumpScores
 
 __all__ = [
     "PolytopeTreeModule",
@@ -42,35 +43,6 @@ def _inv_softplus(r):
     """``rho`` with ``softplus(rho) = r`` (the facet weights are ``softplus(rho)``)."""
     r = np.maximum(np.asarray(r, dtype=np.float64), 1e-12)
     return np.where(r > 30, r, np.log(np.expm1(r)))
-
-
-class _NodeScores(torch.autograd.Function):
-    """``s[n, v] = sum_k r[v, k] softplus(beta[v, k] . x_n + bias[v, k])`` with a
-    hand-written backward.
-
-    The scores of every facet of every node (``n x S x K`` values: 2.6M for a
-    complete depth-8 tree and a batch of 1024 rows) dominate a refinement step. Here
-    the projections are one ``addmm``, and the backward reuses the saved
-    pre-activations (``softplus' = sigmoid``) instead of autograd's chain of
-    einsum, broadcast and softplus nodes: fewer passes over that tensor.
-    """
-
-    @staticmethod
-    def forward(ctx, X, beta, bias, r):
-        S, K, p = beta.shape
-        z = torch.addmm(bias.reshape(S * K), X, beta.reshape(S * K, p).T)
-        sp = F.softplus(z).view(-1, S, K)
-        ctx.save_for_backward(X, z, sp, r)
-        return (sp * r).sum(-1)
-
-    @staticmethod
-    def backward(ctx, g):
-        X, z, sp, r = ctx.saved_tensors
-        S, K, p = sp.shape[1], sp.shape[2], X.shape[1]
-        grad_r = (sp * g[:, :, None]).sum(0)
-        gz = torch.sigmoid(z).view(-1, S, K).mul_(g[:, :, None]).mul_(r).view(-1, S * K)
-        grad_beta = (gz.T @ X).view(S, K, p)
-        return None, grad_beta, gz.sum(0).view(S, K), grad_r
 
 
 #: Split nodes from which :class:`PolytopeTreeModule` may run the compiled
@@ -466,8 +438,7 @@ def _stumps_forward(params, X, mask):
     (left, right; zero on padding rows) and its member ``t`` (``-1`` on
     padding rows), so that the flattened rows of all members keep their
     stumps apart (:func:`_member_loss`)."""
-    z = torch.einsum("tbp,tkp->tbk", X, params["beta"]) + params["bias"][:, None, :]
-    s = (F.softplus(params["rho"])[:, None, :] * F.softplus(z)).sum(-1)  # (T, B)
+    s = _StumpScores.apply(X, params["beta"], params["bias"], params["rho"])  # (T, B)
     P2 = torch.stack([torch.exp(-s), -torch.expm1(-s)], dim=-1) * mask[..., None]
     member = torch.arange(P2.shape[0], dtype=P2.dtype, device=P2.device)[:, None]
     member = torch.where(mask, member, torch.full_like(member, -1.0))
