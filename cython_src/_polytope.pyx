@@ -184,22 +184,69 @@ cdef extern from *:
     #endif
     #if defined(__GNUC__) || defined(__clang__)
     typedef double dt_v2d __attribute__((vector_size(16)));
+    typedef float dt_v8f __attribute__((vector_size(32)));
+    /* Eight facets (two chunks) share one pass over x, and twelve (three)
+       when exactly twelve remain (K = 9 to 12): more independent chains of
+       multiply-adds than one chunk's four, with every lane summed exactly as
+       by itself (the partial sums over j mod 4, then ((s0 + s1) + (s2 + s3))
+       + bias), so the same floats. A last chunk of four alone, as before. */
+    DT_INLINE void dt_store_f(const float* acc, const float* bias, Py_ssize_t c0, Py_ssize_t n,
+                              Py_ssize_t K, float* z) {
+        for (Py_ssize_t k = 0; k < n; k++) z[c0 + k] = c0 + k < K ? acc[k] + bias[c0 + k] : 0;
+    }
     DT_INLINE void dt_facets_f_impl(const float* x, const float* betaT, const float* bias,
                                     Py_ssize_t p, Py_ssize_t K, Py_ssize_t Kp, float* z) {
-        for (Py_ssize_t c0 = 0; c0 < Kp; c0 += 4) {
+        Py_ssize_t c0 = 0, p4 = p - p % 4;
+        float acc[8];
+        while (Kp - c0 >= 8) {
+            int twelve = Kp - c0 == 12;
+            dt_v8f a0 = {0, 0, 0, 0, 0, 0, 0, 0}, a1 = a0, a2 = a0, a3 = a0, u0, u1, u2, u3;
+            dt_v4f b0 = {0, 0, 0, 0}, b1 = b0, b2 = b0, b3 = b0, w0, w1, w2, w3;
+            const float* w = betaT + c0;
+            Py_ssize_t j = 0;
+            if (twelve) {
+                for (; j < p4; j += 4, w += 4 * Kp) {
+                    memcpy(&u0, w, 32); memcpy(&u1, w + Kp, 32);
+                    memcpy(&u2, w + 2 * Kp, 32); memcpy(&u3, w + 3 * Kp, 32);
+                    memcpy(&w0, w + 8, 16); memcpy(&w1, w + Kp + 8, 16);
+                    memcpy(&w2, w + 2 * Kp + 8, 16); memcpy(&w3, w + 3 * Kp + 8, 16);
+                    a0 += u0 * x[j]; a1 += u1 * x[j + 1]; a2 += u2 * x[j + 2]; a3 += u3 * x[j + 3];
+                    b0 += w0 * x[j]; b1 += w1 * x[j + 1]; b2 += w2 * x[j + 2]; b3 += w3 * x[j + 3];
+                }
+                for (; j < p; j++, w += Kp) {
+                    memcpy(&u0, w, 32); memcpy(&w0, w + 8, 16); a0 += u0 * x[j]; b0 += w0 * x[j];
+                }
+            } else {
+                for (; j < p4; j += 4, w += 4 * Kp) {
+                    memcpy(&u0, w, 32); memcpy(&u1, w + Kp, 32);
+                    memcpy(&u2, w + 2 * Kp, 32); memcpy(&u3, w + 3 * Kp, 32);
+                    a0 += u0 * x[j]; a1 += u1 * x[j + 1]; a2 += u2 * x[j + 2]; a3 += u3 * x[j + 3];
+                }
+                for (; j < p; j++, w += Kp) { memcpy(&u0, w, 32); a0 += u0 * x[j]; }
+            }
+            a0 = (a0 + a1) + (a2 + a3);
+            memcpy(acc, &a0, 32);
+            dt_store_f(acc, bias, c0, 8, K, z);
+            if (twelve) {
+                b0 = (b0 + b1) + (b2 + b3);
+                memcpy(acc, &b0, 16);
+                dt_store_f(acc, bias, c0 + 8, 4, K, z);
+            }
+            c0 += twelve ? 12 : 8;
+        }
+        if (c0 < Kp) {  /* one chunk of four */
             dt_v4f s0 = {0, 0, 0, 0}, s1 = s0, s2 = s0, s3 = s0, w0, w1, w2, w3;
             const float* w = betaT + c0;
-            Py_ssize_t j = 0, p4 = p - p % 4;
+            Py_ssize_t j = 0;
             for (; j < p4; j += 4, w += 4 * Kp) {
                 memcpy(&w0, w, 16); memcpy(&w1, w + Kp, 16);
                 memcpy(&w2, w + 2 * Kp, 16); memcpy(&w3, w + 3 * Kp, 16);
                 s0 += w0 * x[j]; s1 += w1 * x[j + 1]; s2 += w2 * x[j + 2]; s3 += w3 * x[j + 3];
             }
             for (; j < p; j++, w += Kp) { memcpy(&w0, w, 16); s0 += w0 * x[j]; }
-            float acc[4];
             s0 = (s0 + s1) + (s2 + s3);
             memcpy(acc, &s0, 16);
-            for (Py_ssize_t k = 0; k < 4; k++) z[c0 + k] = c0 + k < K ? acc[k] + bias[c0 + k] : 0;
+            dt_store_f(acc, bias, c0, 4, K, z);
         }
     }
     static inline void dt_facets_d(const double* x, const double* betaT, const double* bias,

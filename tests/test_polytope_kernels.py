@@ -96,11 +96,12 @@ def _dense_grads(module, X, grad):
     return P.detach().numpy(), (beta.grad.numpy(), bias.grad.numpy(), r.grad.numpy())
 
 
-@pytest.mark.parametrize("nodes,K", [(t, 3) for t in TREES] + [(NODES, K) for K in (1, 5, 8, 10)])
+@pytest.mark.parametrize("nodes,K", [(t, 3) for t in TREES] + [(NODES, K) for K in (1, 5, 8, 10, 13, 20)])
 @pytest.mark.parametrize("dtype,rtol", [(torch.float64, 1e-10), (torch.float32, 2e-4)])
 def test_exact_passes_match_path_products_and_autograd(nodes, K, dtype, rtol, fma):
-    """Any number of facets: the float32 pass sums them in chunks of four
-    (K = 8 fills two chunks, 5 and 10 pad the last one); both variants."""
+    """Any number of facets: the float32 pass sums them in chunks of four,
+    eight or twelve at a time (K = 1: one chunk; 5 and 8: eight; 10: twelve;
+    13: eight twice; 20: eight, then twelve); both variants."""
     rng = np.random.RandomState(len(nodes) + K)
     module, X = _random_tree(nodes, 7, K, dtype, rng)
     grad = rng.normal(size=(X.shape[0], len(module.leaves))).astype(X.numpy().dtype)
