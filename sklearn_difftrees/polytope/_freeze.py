@@ -86,10 +86,10 @@ class _FreezeMixin:
 
     def _select_facets(self, C, keep, Y, w, crit, saving, heaviest):
         Wt = w.sum()
+        parent = crit.node_impurity(Y, w)  # the node's, whatever the facets
 
         def cost(mask):
             found = crit.best_threshold(C[:, mask].sum(1), Y, w, Wt, self.min_samples_leaf)
-            parent = crit.node_impurity(Y, w)
             data = Wt * (parent - (found[1] if found is not None else 0.0))
             return data + saving[mask].sum()
 
