@@ -369,7 +369,9 @@ def test_refit_leaves_closed_form(task):
             counts = np.array([w[rows & (y == k)].sum() for k in range(3)])
             expected = (counts + prior) / (counts.sum() + 1.0)
         else:
-            expected = (w[rows, None] * y[rows]).sum(0) / w[rows].sum()
+            # One pseudo-row of the weighted training mean.
+            prior = (w[pos, None] * y[pos]).sum(0) / w[pos].sum()
+            expected = ((w[rows, None] * y[rows]).sum(0) + prior) / (w[rows].sum() + 1.0)
         np.testing.assert_allclose(refit.tree_.value[leaf], expected, rtol=1e-5, atol=1e-8)
     if task == "classification":
         assert np.all(refit.tree_.value > 0)

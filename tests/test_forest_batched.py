@@ -46,6 +46,8 @@ def _independent_members(forest_cls, member_cls, X, y, params, n_estimators, ran
         forest = forest_cls(**params)
         member = member_cls(**{k: getattr(forest, k) for k in forest._member_param_names()})
         member.set_params(random_state=int(member_seeds[i]), verbose=0)
+        if hasattr(member, "_leaf_prior_rows"):  # as the forest sets it on its members
+            member._leaf_prior_rows = 0.0
         members.append(member.fit(X, y, sample_weight=w))
         weights.append(w)
     return members, weights

@@ -50,12 +50,17 @@ def test_cart_start_routes_like_the_cart_it_came_from(task, n_layers):
         leaf = hard_leaf(plan.module.node_scores(plan.train_data[0]), 4).numpy()
         out = plan.module(plan.train_data[0]).numpy()
     np.testing.assert_array_equal(leaf_node[leaf], cart.apply(Z))
-    # The leaves start at the training loss's minimizer of their rows: the
-    # CART's own predictions (majority class / mean target).
+    # The leaves start at the closed-form leaves of their rows: the CART's own
+    # predictions (majority class / mean target, the mean with one pseudo-row
+    # of the training mean).
     if task == "classification":
         assert np.mean(out.argmax(1) == cart.predict(Z)) > 0.99
     else:
-        np.testing.assert_allclose(out[:, 0], cart.predict(Z), rtol=1e-5, atol=1e-5)
+        node = cart.apply(Z)
+        W = np.bincount(node, weights=w)[node]
+        prior = (w @ Y.reshape(-1).astype(np.float64)) / w.sum()
+        np.testing.assert_allclose(out[:, 0], (cart.predict(Z) * W + prior) / (W + 1.0),
+                                   rtol=1e-5, atol=1e-5)
 
 
 def test_random_init_keeps_the_random_start():

@@ -34,6 +34,7 @@ from .optional import require_torch
 from .persistence import VersionedStateMixin
 from .batching import resolve_batching
 from ._guard import check_finite_model
+from ._plan import _FitPlan
 from .categorical import input_importances
 from .tree import ObliqueTree
 from .validation import (
@@ -363,29 +364,6 @@ class BaseGradientModel(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         return self
 
 
-class _FitPlan:
-    """What :meth:`BaseGradientModel._fit_setup` prepares for the training loop.
-
-    ``module`` (built and seeded, on ``device``), ``train_data`` (tensors
-    ``(X, Y, w)``), ``train_kwargs`` (the other arguments of
-    :func:`~sklearn_difftrees._core._trainer.train`, ``validation_data`` and
-    ``seed`` included), and what :meth:`~BaseGradientModel._fit_complete`
-    needs to freeze the model: the validated ``X``, encoded ``Y``,
-    ``sample_weight`` and the indices ``keep`` of the rows of nonzero weight;
-    ``start_rows``: the numpy training rows ``(Z, Y, w)`` that
-    ``_init_module`` started the module from (``None`` in a continuation).
-    """
-
-    __slots__ = ("module", "train_data", "train_kwargs", "device", "X", "Y",
-                 "sample_weight", "keep", "start_rows")
-
-    def __init__(self, module, train_data, train_kwargs, device, X, Y, sample_weight, keep,
-                 start_rows=None):
-        self.module, self.train_data, self.train_kwargs = module, train_data, train_kwargs
-        self.device, self.X, self.Y = device, X, Y
-        self.sample_weight, self.keep, self.start_rows = sample_weight, keep, start_rows
-
-
 class BaseGradientTree(BaseObliqueTree, BaseGradientModel):
     """A :class:`BaseGradientModel` whose fitted model is a hard oblique tree.
 
@@ -557,17 +535,28 @@ class TreeRegressorMixin(RegressorMixin):
         Y = ((y - self._target_mean) / self._target_scale).astype(np.float32)
         return Y, sample_weight, self.n_outputs_
 
-    def _refit_leaf_params(self, leaves, Y, w, theta):
-        """Leaf values = weighted means of the (scaled) targets reaching them.
+    #: Pseudo-rows of the weighted training mean in every closed-form leaf
+    #: (:meth:`_refit_leaf_params`); a bagged ensemble sets 0 on its members,
+    #: whose variance the averaging reduces (the shrinkage only adds bias).
+    _leaf_prior_rows = 1.0
 
-        Leaves without training samples keep their trained values.
+    def _refit_leaf_params(self, leaves, Y, w, theta):
+        """Leaf values = weighted means of the (scaled) targets reaching them,
+        each with ``_leaf_prior_rows`` pseudo-rows of the weighted training mean.
+
+        As the classifier's leaves get one pseudo-sample of the class prior:
+        a leaf of one row predicts halfway between that row and the mean, a
+        leaf of many rows its mean (``w`` has mean 1). Leaves without
+        training samples keep their trained values.
         """
+        m = float(self._leaf_prior_rows)
         wsum = np.bincount(leaves, weights=w, minlength=theta.shape[0])
         out = theta.copy()
         reached = wsum > 0
+        prior = (w @ np.asarray(Y, dtype=np.float64)) / w.sum()
         for k in range(Y.shape[1]):
             sums = np.bincount(leaves, weights=w * Y[:, k], minlength=theta.shape[0])
-            out[reached, k] = sums[reached] / wsum[reached]
+            out[reached, k] = (sums[reached] + m * prior[k]) / (wsum[reached] + m)
         return out
 
     @staticmethod

@@ -157,7 +157,10 @@ class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
             params["validation_fraction"] = MEMBER_VALIDATION_FRACTION
         # The forest shows progress over trees; members speak only at verbose >= 3.
         params["verbose"] = max(0, self.verbose - 2)
-        return self._member_class(**params, categorical_features=None, random_state=seed)
+        member = self._member_class(**params, categorical_features=None, random_state=seed)
+        if hasattr(member, "_leaf_prior_rows"):  # regression: plain leaf means
+            member._leaf_prior_rows = 0.0  # (the average reduces their variance)
+        return member
 
     # --------------------------------------------------------------------- fit
     @_fit_context(prefer_skip_nested_validation=True)
