@@ -472,6 +472,9 @@ def main(argv=None):
     parser.add_argument("--markdown", default=None, metavar="FILE",
                         help="write the tables between the bench_defaults markers of FILE "
                         "(docs/benchmarks.md has them)")
+    parser.add_argument("--marker", default=MARKER_KEY, metavar="KEY",
+                        help="the markers of --markdown's section (default: %(default)s; "
+                        "e.g. bench_defaults_extra for the sets of extra_sets.py)")
     parser.add_argument("--out", default=None, help="write the report to this file")
     parser.add_argument("--json", default=None, help="write the raw per-split results here")
     parser.add_argument("--choosing", default=None, metavar="FILE",
@@ -574,7 +577,7 @@ def main(argv=None):
     if args.json:
         write_out(args.json, json.dumps({"meta": meta, "results": results}, indent=1))
     if args.markdown:
-        replace_marked_section(args.markdown, MARKER_KEY, text)
+        replace_marked_section(args.markdown, args.marker, text)
     if args.choosing:
         replace_marked_section(args.choosing, CHOOSING_KEY,
                                choosing_table(sets, models, f"{cmd.strip()}; {env}"))
@@ -634,7 +637,7 @@ def merge(args):
     print(text)
     write_out(args.out, text)
     if args.markdown:
-        replace_marked_section(args.markdown, MARKER_KEY, text)
+        replace_marked_section(args.markdown, args.marker, text)
     if args.choosing:
         where = "; ".join(m.get("environment", "?").rsplit(", ", 1)[0] for m in runs[:1])
         replace_marked_section(args.choosing, CHOOSING_KEY, choosing_table(
