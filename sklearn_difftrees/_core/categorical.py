@@ -62,7 +62,8 @@ CATEGORICAL_PARAM_DOC = f"""    categorical_features : "auto", array-like or Non
         ``"auto"``: every feature whose training values are all integers and
         take 3 to {AUTO_MAX_CATEGORIES} distinct values, and every pandas ``category``
         column (of strings or other non-numeric categories: coded as their
-        position among the training categories, a value outside them as -1). An array of int indices, a boolean
+        position among the training categories, a value outside them as -1).
+        An array of int indices, a boolean
         mask or feature names (with ``feature_names_in_``) picks them (at most
         {MAX_CATEGORIES} values each; one of two values is its own indicator and gets
         none); ``None``: no indicators. The choice is made on the rows of

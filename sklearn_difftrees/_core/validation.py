@@ -101,7 +101,8 @@ def _check_weights(sample_weight, what):
         raise ValueError(f"{what} must contain at least one positive weight.")
 
 
-#: Largest weight outside which :func:`_relative` rescales the weights.
+#: :func:`_relative` rescales the weights when the largest lies outside this
+#: range, and a weight below its lower end times the largest counts as 0.
 WEIGHT_RANGE = (1e-30, 1e30)
 
 
