@@ -6,7 +6,6 @@ import numpy as np
 from sklearn.base import is_classifier
 
 from .._core.onnx_graph import classifier_outputs, regressor_output
-from ._forward import INPUT_CLIP
 
 __all__ = ["latent_tree_graph"]
 
