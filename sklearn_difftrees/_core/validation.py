@@ -114,6 +114,8 @@ def _relative(sample_weight):
     below ``WEIGHT_RANGE[0]`` times the largest becomes 0 (its row is
     dropped, as its float32 copy would be 0 in training)."""
     top = float(np.max(sample_weight, initial=0.0))
+    if not np.isfinite(top):  # NaN or inf: left to the checks' clear error
+        return sample_weight
     if top > 0 and not WEIGHT_RANGE[0] <= top <= WEIGHT_RANGE[1]:
         sample_weight = sample_weight / top
         top = 1.0
