@@ -79,6 +79,13 @@ case "$cmd" in
             echo "== $script --smoke"
             "$VENV/bin/python" "$script" --smoke
         done
+        # The extra tables (benchmarks/extra_sets.py) through bench_defaults' --data-dir.
+        extra=$(mktemp -d)
+        echo "== benchmarks/extra_sets.py $extra, then bench_defaults.py --smoke on two of them"
+        "$VENV/bin/python" benchmarks/extra_sets.py "$extra"
+        "$VENV/bin/python" benchmarks/bench_defaults.py --smoke --data-dir "$extra" \
+            --datasets checker diabetes --models DGT CPT
+        rm -rf "$extra"
         ;;
     docs)
         # HTML in docs/_build/html; the gallery runs examples/plot_*.py (cached
