@@ -10,6 +10,7 @@ from .._core.categorical import (CATEGORICAL_ATTR_DOC, CATEGORICAL_CONSTRAINT,
                                  CATEGORICAL_PARAM_DOC)
 from .._core.onnx_graph import hard_tree_outputs
 from .._core.batching import batch_size_doc
+from .._core.greedy import GREEDY_MAX_ROWS
 from ._start import CART_ROW_NORM
 
 __all__ = ["DGTClassifier", "DGTRegressor", "auto_depth"]
@@ -35,10 +36,8 @@ AUTO_MIN_DEPTH = 6
 #: Folds of the cross-validation that chooses ``max_depth="auto"``.
 AUTO_CV_FOLDS = 3
 #: Most rows that cross-validation sees (a seeded subsample beyond), and that
-#: grow the greedy floor's reference CARTs: enough to rank three depths, and
-#: it keeps their cost flat in ``n`` (3 CARTs of depth 8 on 100,000 x 50 rows
-#: took 15 s, the two depth-2 reference CARTs 2.6 s, the whole fit ~60 s).
-AUTO_CV_MAX_ROWS = 16_384
+#: grow the greedy floor's reference CARTs: the core's ``GREEDY_MAX_ROWS``.
+AUTO_CV_MAX_ROWS = GREEDY_MAX_ROWS
 
 
 def auto_depth(Z, Y, w, n_classes, seed):

@@ -25,6 +25,7 @@ from .._core.batching import resolve_batching
 from .._core.selection import paired_advantage
 from .._core.greedy import (
     FLOOR_DEPTH,
+    GREEDY_MAX_ROWS,
     cart_splits,
     cv_depth,
     fit_cart,
@@ -44,8 +45,8 @@ SELECTION_Z = 3.0
 #: (the range of the depth-tuned CART the defaults are compared with).
 TUNED_CART_MAX_DEPTH = 12
 #: Most training rows that candidate is grown on and its depth
-#: cross-validated on (a seeded subsample beyond; as DGT's depth choice).
-TUNED_CART_CV_ROWS = 16_384
+#: cross-validated on (a seeded subsample beyond): the core's ``GREEDY_MAX_ROWS``.
+TUNED_CART_CV_ROWS = GREEDY_MAX_ROWS
 
 #: ``tau`` of a CART split written as a polytope split: ``softplus(0)``, so
 #: that ``1 * softplus(z_f - t) > ln 2`` iff ``z_f > t`` (right; ties left,
