@@ -23,14 +23,14 @@ __all__ = ["AUTO_CUDA_MIN_ROWS", "History", "TrainingRun", "make_optimizer", "re
            "seeded", "to_tensor", "train"]
 
 
-#: Fewest training rows for which ``device="auto"`` trains on a GPU. On
-#: small tables a step moves too little data to pay for its kernel launches:
-#: on an H200 every default estimator but one fitted 1.4-3.7x slower on
-#: tables of 600 and 5,700 training rows than on one thread of the host CPU,
-#: while at 1,000,000 rows DGT and TEL trained about 2x faster than on one
-#: CPU core (docs/benchmarks.md, section 13). The crossover lies in between
-#: and was not measured; this is near the geometric mean of the two sizes.
-AUTO_CUDA_MIN_ROWS = 100_000
+#: Fewest training rows for which ``device="auto"`` trains on a GPU. A step
+#: of these small trees moves too little data to pay for its kernel launches:
+#: on one H100 machine, default fits of 100,000 x 50 rows took DGT 103.8 s and
+#: LatentTree 74.7 s on the GPU against 53.4 s and 37.6 s on one thread of the
+#: same machine's CPU (ConvexPolytopeTree 119.7 s on the GPU); on an H200, at
+#: 1,000,000 rows, DGT and TEL trained faster on the GPU than on one CPU core
+#: (docs/benchmarks.md, section 13). So the GPU is taken from a million rows.
+AUTO_CUDA_MIN_ROWS = 1_000_000
 
 
 def resolve_device(device, n_rows=None, auto_cuda=True):

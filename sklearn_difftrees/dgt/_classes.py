@@ -331,7 +331,7 @@ _DOC_PARAMS = (
         left untouched). Two fits with the same integer give identical trees.
     device : {"auto", "cpu", "cuda"}, default="auto"
         Where to train. ``"auto"`` is CUDA when torch sees a GPU and the fit
-        has at least 100,000 training rows (on smaller tables a GPU is slower
+        has at least 1,000,000 training rows (on smaller tables a GPU is slower
         than the CPU), else the CPU. Prediction is always on the CPU, without
         torch.
     verbose : int, default=0

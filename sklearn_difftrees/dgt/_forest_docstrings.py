@@ -85,7 +85,7 @@ def _forest_params_doc(oob_attr):
         torch threads per fit). Never passed to the members as such.
     device : {"auto", "cpu", "cuda"}, default="auto"
         Where the members train. ``"auto"`` is CUDA when torch sees a GPU and
-        ``X`` has at least 100,000 rows (on smaller tables a GPU is slower
+        ``X`` has at least 1,000,000 rows (on smaller tables a GPU is slower
         than the CPU), else the CPU; all members train on one device. Prediction is always on the CPU, without torch.
     verbose : int, default=0
         ``0`` is silent; ``1`` shows a progress bar over the trees with the
