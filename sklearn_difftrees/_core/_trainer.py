@@ -19,8 +19,8 @@ import torch
 from ._monitor import EpochMonitor, History
 from .batching import RowStream
 
-__all__ = ["AUTO_CUDA_MIN_ROWS", "History", "TrainingRun", "make_optimizer", "resolve_device",
-           "seeded", "to_tensor", "train"]
+__all__ = ["AUTO_CUDA_MIN_ROWS", "History", "TrainingRun", "eval_outputs", "make_optimizer",
+           "resolve_device", "row_losses", "seeded", "to_tensor", "train"]
 
 
 #: Fewest training rows for which ``device="auto"`` trains on a GPU. A step
@@ -86,7 +86,7 @@ def _weighted_mean(values, weights):
 
 
 @torch.no_grad()
-def _eval_outputs(module, X, chunk=1024):
+def eval_outputs(module, X, chunk=1024):
     """``module``'s outputs on ``X`` in eval mode (its mode restored after).
 
     Chunks of a training batch's size keep the temporaries of wide modules
@@ -103,7 +103,7 @@ def _eval_outputs(module, X, chunk=1024):
 @torch.no_grad()
 def _evaluate(module, loss_fn, score_fn, X, Y, w, chunk=1024):
     """``(loss, score, per-row losses)`` of ``module`` on ``(X, Y, w)``."""
-    outputs = _eval_outputs(module, X, chunk)
+    outputs = eval_outputs(module, X, chunk)
     rows = loss_fn(outputs, Y)
     loss = float(_weighted_mean(rows, w))
     score = float(score_fn(outputs, Y, w)) if score_fn is not None else -loss
@@ -115,7 +115,7 @@ def row_losses(module, loss_fn, X, Y, chunk=1024):
     what a paired comparison of two trained modules on the same validation
     rows needs."""
     with torch.no_grad():
-        return loss_fn(_eval_outputs(module, X, chunk), Y).double().cpu().numpy()
+        return loss_fn(eval_outputs(module, X, chunk), Y).double().cpu().numpy()
 
 
 def uninformed_loss(loss_fn, outputs, Y, w):

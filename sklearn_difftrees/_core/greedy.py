@@ -49,6 +49,7 @@ __all__ = [
     "greedy_loss",
     "FEATURE_THRESHOLD",
     "GREEDY_MAX_ROWS",
+    "TUNED_MAX_DEPTH",
     "FeatureBins",
     "auto_bins",
     "GreedyReference",
@@ -91,6 +92,11 @@ BINNED_MIN_ROWS = 32_768
 #: flat in ``n`` and it still ranks a few depths (3 CARTs of depth 8 on
 #: 100,000 x 50 rows took 15 s, the whole DGT fit ~60 s).
 GREEDY_MAX_ROWS = 16_384
+
+#: Deepest depth-tuned CART (:func:`tuned_depth`): the range of the
+#: depth-tuned CART that the defaults are compared with (GridSearchCV over
+#: ``max_depth`` 2 to 12).
+TUNED_MAX_DEPTH = 12
 
 #: scikit-learn's trees compare features in float32 and never separate two
 #: sorted values closer than this (its ``FEATURE_THRESHOLD``).
@@ -314,6 +320,19 @@ def cv_depth(Z, Y, w, *, max_depth, classification, n_folds, seed, min_depth=1, 
     top = scores[min_depth - 1 :]
     best = int(np.argmax(top >= top.max() - 1e-12)) + min_depth
     return best, scores
+
+
+def tuned_depth(Z, Y, w, *, classification, max_depth=TUNED_MAX_DEPTH, seed=0):
+    """``(depth, rows)`` of a depth-tuned CART: the depth (1 to ``max_depth``)
+    at which a CART cross-validates best in 3 folds (:func:`cv_depth`) on
+    ``rows``, at most :data:`GREEDY_MAX_ROWS` of ``Z, Y, w`` (a subsample
+    drawn from ``seed`` beyond; ``slice(None)`` otherwise). A method that
+    compares its model with the greedy tree a user would tune grows it at
+    that depth on the same rows (:func:`fit_cart`)."""
+    rows = row_subsample(Z.shape[0], GREEDY_MAX_ROWS, seed)
+    depth = cv_depth(Z[rows], Y[rows], w[rows], max_depth=max_depth,
+                     classification=classification, n_folds=3, seed=seed)[0]
+    return depth, rows
 
 
 def cart_to_complete(cart, depth, n_features, norm):

@@ -27,6 +27,7 @@ from .._core.base import BaseGradientTree, TreeClassifierMixin, TreeRegressorMix
 from .._core.categorical import CATEGORICAL_CONSTRAINT
 from .._core.validation import check_predict_data, constant_columns
 from ._docstrings import _DOC_ATTRS, _DOC_PARAMS, _REFERENCE
+from ._deepen import AUTO_DEPTH, deepen
 from ._forward import INPUT_CLIP, _elu, _rowwise_matmul, node_rewards_numpy
 from ._onnx import latent_tree_graph
 from ._pav import tree_isotonic_forward
@@ -45,7 +46,7 @@ class _BaseLatentTree(_PrunedTreeMixin, BaseGradientTree):
     _parameter_constraints = {
         **BaseGradientTree._parameter_constraints,
         "categorical_features": CATEGORICAL_CONSTRAINT,
-        "max_depth": [Interval(Integral, 1, 10, closed="both")],
+        "max_depth": [Interval(Integral, 1, 10, closed="both"), StrOptions({"auto"})],
         "pruning": [Interval(Real, 0, None, closed="left")],
         "pruning_tol": [Interval(Real, 0, 1, closed="both")],
         "split": [StrOptions({"linear", "elu"})],
@@ -60,7 +61,7 @@ class _BaseLatentTree(_PrunedTreeMixin, BaseGradientTree):
     def __init__(
         self,
         *,
-        max_depth=4,
+        max_depth="auto",
         pruning=1e-2,
         pruning_tol=1e-3,
         split="linear",
@@ -121,7 +122,7 @@ class _BaseLatentTree(_PrunedTreeMixin, BaseGradientTree):
         return _LatentTreeNet(
             n_features,
             n_outputs,
-            self.max_depth,
+            self.max_depth_,
             self.pruning,
             self.split,
             self.head_input,
@@ -156,6 +157,10 @@ class _BaseLatentTree(_PrunedTreeMixin, BaseGradientTree):
         linear_start(module, Z, Y, w, is_classifier(self), seed)
         return False
 
+    def _choose_structure(self, Z, Y, w, seed):
+        # max_depth="auto" starts at AUTO_DEPTH; _train may deepen it.
+        self.max_depth_ = AUTO_DEPTH if self.max_depth == "auto" else self.max_depth
+
     def _train(self, plan):
         from .._core.starts import train_starts
         from ._start import cart_start
@@ -164,7 +169,10 @@ class _BaseLatentTree(_PrunedTreeMixin, BaseGradientTree):
         if not warm and (self.head != "linear" or not self._linear_start):
             self.init_ = "random"  # head="mlp", the clusterer's regressor: one start
             return super()._train(plan)
-        return train_starts(self, plan, warm, plan.module.head[-1].out_features, cart_start)
+        history = train_starts(self, plan, warm, plan.module.head[-1].out_features, cart_start)
+        if warm or self.max_depth != "auto":
+            return history
+        return deepen(self, plan, history)
 
     def _freeze(self, module, X, Y, sample_weight, keep):
         # The head (numpy, float64) first: the leaf parameters need its shape.
@@ -181,7 +189,7 @@ class _BaseLatentTree(_PrunedTreeMixin, BaseGradientTree):
         # The prediction is the head's output, not a leaf constant; the leaf
         # values of tree_ are set in _finalize_latent (mean predictions).
         n_out = self._head_params[-1][0].shape[0]
-        return np.zeros((topology.n_leaves(self.max_depth), n_out))
+        return np.zeros((topology.n_leaves(self.max_depth_), n_out))
 
     def _finalize_latent(self, X, sample_weight):
         """Fix the pruning vector from the training data; set ``tree_`` fields."""
@@ -360,7 +368,7 @@ class LatentTreeClassifier(TreeClassifierMixin, _BaseLatentTree):
     def __init__(
         self,
         *,
-        max_depth=4,
+        max_depth="auto",
         pruning=1e-2,
         pruning_tol=1e-3,
         split="linear",

@@ -6,9 +6,17 @@ from .._core.categorical import CATEGORICAL_ATTR_DOC, CATEGORICAL_PARAM_DOC
 _DOC_PARAMS = """
     Parameters
     ----------
-    max_depth : int, default=4
+    max_depth : int or "auto", default="auto"
         Depth of the complete tree before pruning (``2**max_depth`` leaves,
-        ``2**(max_depth + 1) - 1`` nodes); 1 to 10.
+        ``2**(max_depth + 1) - 1`` nodes); 1 to 10. ``"auto"``: depth 4,
+        deepened only where a greedy tree clearly fits better: after
+        training, a CART of the depth that cross-validates best on the
+        training rows (3 folds, depth 1 to 12) is scored beside the tree on
+        the validation rows, and where it is clearly better (paired
+        statistic above 3) and deeper, a tree of its depth (at most 8) is
+        trained from that depth's greedy start and kept when its validation
+        loss is lower (``max_depth_``). Needs ``early_stopping`` (the
+        validation rows) and ``head="linear"``; elsewhere it is 4.
     pruning : float, default=1e-2
         Pruning strength ``lambda`` **per training sample**: a batch of ``n``
         rows solves problem (4) of the paper with ``lambda * n``, so pruning
@@ -45,7 +53,7 @@ _DOC_PARAMS = """
         Start of training (``head="linear"``; with ``head="mlp"`` the random
         start). ``"random"``: random splits with their biases balanced on
         the training rows, the head fitted on their ``[x, z]`` (the linear
-        start). ``"cart"``: the splits of the CART of depth ``max_depth``
+        start). ``"cart"``: the splits of the CART of depth ``max_depth_``
         grown on (at most 20,000 of) the training rows, each ``x_f <= t`` as
         the score ``10 (x_f - t)`` on the standardized features, the head
         fitted on that tree's ``[x, z]``; kept as the early-stopping
@@ -112,13 +120,16 @@ _DOC_ATTRS = """
         pruned (``a_t > 0``) and that training samples reach. ``tree_.value``
         holds the mean prediction of the training samples per leaf, for
         display only.
-    pruning_values_ : ndarray of shape (2**(max_depth + 1) - 1,)
+    max_depth_ : int
+        Depth of the fitted tree (``max_depth``, or the depth ``"auto"``
+        chose).
+    pruning_values_ : ndarray of shape (2**(max_depth_ + 1) - 1,)
         Pruning vector ``a`` (heap order, ``0 <= a_child <= a_parent <= 1``)
         solved on the whole training set after training, values at most
         ``pruning_tol`` set to 0; ``a_t = 0`` means node ``t`` is pruned.
     active_fraction_ : float
         Fraction of the nodes with ``a_t > 0``.
-    node_values_ : ndarray of shape (2**(max_depth + 1) - 1, n_values)
+    node_values_ : ndarray of shape (2**(max_depth_ + 1) - 1, n_values)
         Mean prediction of the training samples reaching each node.
     init_ : {{"random", "cart"}}
         The start the returned model was trained from (``init="auto"``

@@ -112,7 +112,7 @@ CART_SCALE = 10.0
 
 def cart_start(est, module, Z, Y, w, seed):
     """Greedy start of ``module`` (in place): the split layer set to the CART
-    of depth ``est.max_depth`` grown on (at most :data:`START_MAX_ROWS` of)
+    of depth ``est.max_depth_`` grown on (at most :data:`START_MAX_ROWS` of)
     the standardized training rows, each split ``x_f <= t`` as the score
     ``s = CART_SCALE (x_f - t)``; a CART leaf above ``max_depth`` leaves zero
     rows below it (score 0: both children get ``z = 1/2``). The head is then
@@ -126,9 +126,9 @@ def cart_start(est, module, Z, Y, w, seed):
     classification = is_classifier(est)
     rows = row_subsample(Z.shape[0], START_MAX_ROWS, seed)
     Zr = np.asarray(Z[rows], dtype=np.float64)
-    cart = fit_cart(Zr, Y[rows], w[rows], depth=est.max_depth,
+    cart = fit_cart(Zr, Y[rows], w[rows], depth=est.max_depth_,
                     classification=classification, seed=seed)
-    W, b, _ = cart_to_complete(cart, est.max_depth, Z.shape[1], 1.0)
+    W, b, _ = cart_to_complete(cart, est.max_depth_, Z.shape[1], 1.0)
     scale_axis_rows(W, b, CART_SCALE)
     tree = module.tree
     with torch.no_grad():

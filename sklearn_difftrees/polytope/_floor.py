@@ -25,14 +25,14 @@ from .._core.batching import resolve_batching
 from .._core.selection import paired_advantage
 from .._core.greedy import (
     FLOOR_DEPTH,
-    GREEDY_MAX_ROWS,
+    TUNED_MAX_DEPTH,
     cart_splits,
-    cv_depth,
     fit_cart,
     fit_score,
     floor_fallback,
     greedy_reference,
     row_subsample,
+    tuned_depth,
 )
 
 __all__ = ["SELECTION_Z", "_GreedyFloorMixin", "cart_params"]
@@ -40,13 +40,6 @@ __all__ = ["SELECTION_Z", "_GreedyFloorMixin", "cart_params"]
 #: How clearly another candidate must beat the default on the validation rows
 #: to be returned instead (:meth:`_GreedyFloorMixin._validation_choice`).
 SELECTION_Z = 3.0
-
-#: Deepest CART that the validation choice's depth-tuned candidate may have
-#: (the range of the depth-tuned CART the defaults are compared with).
-TUNED_CART_MAX_DEPTH = 12
-#: Most training rows that candidate is grown on and its depth
-#: cross-validated on (a seeded subsample beyond): the core's ``GREEDY_MAX_ROWS``.
-TUNED_CART_CV_ROWS = GREEDY_MAX_ROWS
 
 #: ``tau`` of a CART split written as a polytope split: ``softplus(0)``, so
 #: that ``1 * softplus(z_f - t) > ln 2`` iff ``z_f > t`` (right; ties left,
@@ -96,8 +89,9 @@ class _GreedyFloorMixin:
         ``refined`` with its trained thresholds (``q = 1/2``, only when
         ``threshold="refit"``), the greedily ``grown`` splits (``Z``, ``X``:
         the fit rows standardized and raw), the CART of depth ``depth`` and
-        the CART of the depth (1 to :data:`TUNED_CART_MAX_DEPTH`) that
-        cross-validates best on the training rows (where the classes follow
+        the CART of the depth (1 to the core's ``TUNED_MAX_DEPTH``) that
+        cross-validates best on the training rows (the core's
+        :func:`~sklearn_difftrees._core.greedy.tuned_depth`; where the classes follow
         interactions that no single greedy split reveals, as on a
         checkerboard, growth stops a few levels down and only a deep greedy
         tree finds them). Each tree is frozen by ``build`` with
@@ -128,12 +122,12 @@ class _GreedyFloorMixin:
         # them, the greedy tree generalizes better), of the same depth and tuned.
         classification = is_classifier(self)
         cart = dict(classification=classification, seed=0, bins="auto", **self._leaf_limits())
-        sub = tr[row_subsample(tr.size, TUNED_CART_CV_ROWS, 0)]
-        deepest = TUNED_CART_MAX_DEPTH
+        deepest = TUNED_MAX_DEPTH
         if isinstance(self.max_depth, numbers.Integral):  # a depth the user set
             deepest = min(deepest, self.max_depth)
-        tuned = cv_depth(Z[sub], Y[sub], w[sub], max_depth=deepest,
-                         classification=classification, n_folds=3, seed=0)[0]
+        tuned, sub = tuned_depth(Z[tr], Y[tr], w[tr], classification=classification,
+                                 max_depth=deepest)
+        sub = tr[sub]
         # (kind, depth, criterion): the tuned depth with both criteria of the
         # floor's reference (the first splits of a deep greedy tree can hinge on
         # noise, and the criteria then part ways).
@@ -143,7 +137,7 @@ class _GreedyFloorMixin:
                 [("tuned_gini", tuned, "gini")] if classification else [])
         carts = {}
         for kind, d, criterion in kinds:
-            rows = tr if kind == "cart" else sub  # the tuned ones: at most TUNED_CART_CV_ROWS
+            rows = tr if kind == "cart" else sub  # the tuned ones: at most GREEDY_MAX_ROWS
             cart_tr = carts[kind] = fit_cart(Z[rows], Y[rows], w[rows], depth=d,
                                              criterion=criterion, **cart)
             ntr, nva = cart_tr.apply(Z[tr]), cart_tr.apply(Z[va])
