@@ -585,3 +585,14 @@ def test_auto_depth_is_depth_4_where_the_cart_does_not_win(bc):
     four = LatentTreeClassifier(random_state=0, max_iter=15, max_depth=4).fit(X_tr, y_tr)
     assert auto.max_depth_ == four.max_depth_ == 4
     np.testing.assert_array_equal(auto.predict_proba(X_te), four.predict_proba(X_te))
+
+
+def test_auto_depth_within_the_memory_limit(monkeypatch):
+    """Where the deeper tree would exceed the memory limit, ``"auto"``
+    returns the depth-4 fit with a warning (not an error)."""
+    X, y = _checkerboard()
+    X_tr, _, y_tr, _ = split(X, y, 0)
+    monkeypatch.setenv("SKLEARN_DIFFTREES_MAX_MEMORY", "10MiB")  # depth 4: ~3 MiB
+    with pytest.warns(UserWarning, match="does not fit the memory limit"):
+        est = LatentTreeClassifier(random_state=0, max_iter=3).fit(X_tr, y_tr)
+    assert est.max_depth_ == est.tree_.max_depth == 4

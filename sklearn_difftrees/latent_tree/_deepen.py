@@ -21,6 +21,8 @@ loss is lower. Elsewhere the fit is the depth-4 one, at the cost of the
 CART's cross-validation (at most ``GREEDY_MAX_ROWS`` rows).
 """
 
+import warnings
+
 import numpy as np
 from sklearn.base import is_classifier
 
@@ -52,6 +54,7 @@ def deepen(est, plan, history):
     module); return the history of the model left in ``plan.module``, with
     ``est.max_depth_`` (and ``est.init_`` ``"cart"`` when the deeper one is
     kept) set."""
+    from .._core._memory import MemoryLimitError, models_held
     from .._core._trainer import eval_outputs, row_losses, seeded, train
     from .._core.greedy import fit_cart, tuned_depth
     from .._core.selection import paired_advantage
@@ -82,12 +85,24 @@ def deepen(est, plan, history):
         return history
     shallow = est.max_depth_
     est.max_depth_ = depth
-    with seeded(kw["seed"]):
-        module = est._build_module(Z.shape[1], plan.module.head[-1].out_features, plan.device)
-    cart_start(est, module, Z, Y, w, kw["seed"])
-    module.to(plan.device)
-    deep_history = train(module, est._loss_fn, plan.train_data, **{
-        **kw, "keep_start": True, "name": f"{kw['name']} (depth {depth})"})
+    try:  # the deeper tree is trained beside the kept one
+        with models_held(2):
+            with seeded(kw["seed"]):
+                module = est._build_module(Z.shape[1], plan.module.head[-1].out_features,
+                                           plan.device)
+            cart_start(est, module, Z, Y, w, kw["seed"])
+            module.to(plan.device)
+            with warnings.catch_warnings(record=True) as held:  # shown if kept
+                warnings.simplefilter("always")
+                deep_history = train(module, est._loss_fn, plan.train_data, **{
+                    **kw, "keep_start": True, "name": f"{kw['name']} (depth {depth})"})
+    except MemoryLimitError as exc:
+        est.max_depth_ = shallow
+        warnings.warn(f"max_depth='auto': a depth-{tuned} CART fits the validation rows "
+                      f"clearly better than the depth-{shallow} tree, but a depth-{depth} "
+                      f"tree does not fit the memory limit: {exc} The depth-{shallow} tree "
+                      "is returned.", UserWarning)
+        return history
     lost = [float(np.average(row_losses(m, est._loss_fn, Zv_t, Yv_t), weights=wv))
             for m in (plan.module, module)]
     if est.verbose >= 2:
@@ -97,6 +112,9 @@ def deepen(est, plan, history):
     if lost[1] >= lost[0]:
         est.max_depth_ = shallow
         return history
+    for message in held:
+        warnings.warn_explicit(message.message, message.category, message.filename,
+                               message.lineno)
     plan.module = module
     est.init_ = "cart"
     return deep_history
