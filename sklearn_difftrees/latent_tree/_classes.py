@@ -122,7 +122,9 @@ class _BaseLatentTree(_PrunedTreeMixin, BaseGradientTree):
         return _LatentTreeNet(
             n_features,
             n_outputs,
-            self.max_depth_,
+            # A warm_start continuation keeps the depth "auto" chose; an int
+            # depth is the parameter's (another one is refused as other shapes).
+            self.max_depth_ if self.max_depth == "auto" else self.max_depth,
             self.pruning,
             self.split,
             self.head_input,
