@@ -148,7 +148,9 @@ def simulate(
     batch_size : int, default=1
         Rounds served at once (played with the same parameters, then
         updated in order). With ``accumulation_steps`` a multiple of it, a
-        DGT bandit learner gives the same result as with ``batch_size=1``.
+        DGT bandit learner created by ``init_contexts`` gives the same result
+        as with ``batch_size=1`` (otherwise its standardization and split
+        start come from its first batch, which differs).
     random_state : int, RandomState instance or None, default=None
         Generator of the learner's draws and of the reshuffles.
     name : str, default=None
@@ -174,6 +176,10 @@ def simulate(
     n_rounds = n if n_rounds is None else int(n_rounds)
     if n_rounds < 1 or eval_every < 1 or batch_size < 1:
         raise ValueError("n_rounds, eval_every and batch_size must be positive.")
+    if (X_eval is None) != (y_eval is None):
+        raise ValueError("X_eval and y_eval go together: pass both, or neither.")
+    if X_eval is not None and len(X_eval) != len(y_eval):
+        raise ValueError(f"X_eval has {len(X_eval)} rows but y_eval has {len(y_eval)}.")
     classes = getattr(learner, "classes_", getattr(learner, "classes", None))
     if task == "classification" and not callable(loss) and classes is not None:
         unknown = np.setdiff1d(y_stream, np.asarray(classes))

@@ -542,3 +542,15 @@ def test_simulate_refuses_labels_outside_the_classes(make):
     # A custom loss may compare labels of another kind: not checked.
     simulate(make(), X, y + 1, loss=lambda t, a: (t - 1 != a).astype(float), eval_every=10)
     simulate(make(), X, y, eval_every=10)
+
+
+def test_simulate_refuses_held_out_rows_without_their_targets():
+    # X_eval without y_eval recorded an accuracy of 0.0 (pred == None) and
+    # an RMSE of NaN at every evaluation.
+    X = np.random.RandomState(0).randn(40, 3)
+    y = (X[:, 0] > 0).astype(int)
+    learner = DGTBanditClassifier(classes=[0, 1], max_depth=2, random_state=0)
+    with pytest.raises(ValueError, match="X_eval and y_eval go together"):
+        simulate(learner, X, y, X_eval=X, eval_every=20)
+    with pytest.raises(ValueError, match="X_eval has 40 rows but y_eval has 39"):
+        simulate(learner, X, y, X_eval=X, y_eval=y[:-1], eval_every=20)

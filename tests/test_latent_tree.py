@@ -596,3 +596,46 @@ def test_auto_depth_within_the_memory_limit(monkeypatch):
     with pytest.warns(UserWarning, match="does not fit the memory limit"):
         est = LatentTreeClassifier(random_state=0, max_iter=3).fit(X_tr, y_tr)
     assert est.max_depth_ == est.tree_.max_depth == 4
+
+
+def test_auto_depth_drops_a_deeper_tree_that_diverges(monkeypatch):
+    """The deeper training is optional: where it diverges, the depth-4 fit
+    is returned with a warning (it raised FloatingPointError out of fit,
+    leaving max_depth_ = 8 beside no tree)."""
+    from sklearn_difftrees._core import _trainer
+
+    X, y = _checkerboard()
+    X_tr, _, y_tr, _ = split(X, y, 0)
+    real = _trainer.train
+
+    def diverging(module, loss_fn, train_data, **kw):
+        if "(depth" in kw["name"]:
+            raise FloatingPointError(f"{kw['name']} diverged")
+        return real(module, loss_fn, train_data, **kw)
+
+    monkeypatch.setattr(_trainer, "train", diverging)
+    with pytest.warns(UserWarning, match="diverged"):
+        est = LatentTreeClassifier(random_state=0, max_iter=3).fit(X_tr, y_tr)
+    assert est.max_depth_ == est.tree_.max_depth == 4
+
+
+def test_n_leaves_counts_every_node_apply_returns():
+    """A node with one active child ends the samples routed to the other:
+    it is a leaf of ``apply``, and ``get_n_leaves`` counts it (strong
+    pruning: 3 counted, 4 returned, before)."""
+    X = np.random.RandomState(0).normal(size=(300, 3))
+    est = LatentTreeRegressor(pruning=1e3, max_iter=3, random_state=0, max_depth=3)
+    est.fit(X, 3 * X[:, 0])
+    assert np.unique(est.apply(X)).size == est.get_n_leaves()
+
+
+@pytest.mark.parametrize("backend", ["kernel", "torch"])
+def test_layer_keeps_a_half_precision_dtype(backend):
+    """A float16 layer returns float16 from either backend (the kernel
+    solves in float32; it returned float32) and its gradient reaches x."""
+    layer = LatentTreeLayer(4, 2, backend=backend).half()
+    x = torch.randn(3, 4).half().requires_grad_()
+    out = layer(x)
+    assert out.dtype == torch.float16
+    out.float().sum().backward()
+    assert x.grad is not None and x.grad.dtype == torch.float16

@@ -96,12 +96,14 @@ def deepen(est, plan, history):
                 warnings.simplefilter("always")
                 deep_history = train(module, est._loss_fn, plan.train_data, **{
                     **kw, "keep_start": True, "name": f"{kw['name']} (depth {depth})"})
-    except MemoryLimitError as exc:
+    except (MemoryLimitError, FloatingPointError) as exc:  # optional: the shallow fit stays
         est.max_depth_ = shallow
+        why = ("does not fit the memory limit" if isinstance(exc, MemoryLimitError)
+               else "diverged")
         warnings.warn(f"max_depth='auto': a depth-{tuned} CART fits the validation rows "
                       f"clearly better than the depth-{shallow} tree, but a depth-{depth} "
-                      f"tree does not fit the memory limit: {exc} The depth-{shallow} tree "
-                      "is returned.", UserWarning)
+                      f"tree {why}: {exc} The depth-{shallow} tree is returned.",
+                      UserWarning)
         return history
     lost = [float(np.average(row_losses(m, est._loss_fn, Zv_t, Yv_t), weights=wv))
             for m in (plan.module, module)]

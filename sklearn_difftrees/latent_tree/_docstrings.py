@@ -14,9 +14,12 @@ _DOC_PARAMS = """
         training rows (3 folds, depth 1 to 12) is scored beside the tree on
         the validation rows, and where it is clearly better (paired
         statistic above 3) and deeper, a tree of its depth (at most 8) is
-        trained from that depth's greedy start and kept when its validation
-        loss is lower (``max_depth_``). Needs ``early_stopping`` (the
-        validation rows) and ``head="linear"``; elsewhere it is 4.
+        trained from that depth's greedy start (whatever ``init`` says) and
+        kept when its validation loss is lower (``max_depth_``; ``init_``
+        is then ``"cart"``). A deeper tree that would exceed the memory
+        limit or that diverges is dropped with a warning. Needs
+        ``early_stopping`` (the validation rows) and ``head="linear"``;
+        elsewhere it is 4.
     pruning : float, default=1e-2
         Pruning strength ``lambda`` **per training sample**: a batch of ``n``
         rows solves problem (4) of the paper with ``lambda * n``, so pruning

@@ -82,15 +82,17 @@ class _PrunedTreeMixin:
         Returns
         -------
         n_leaves : int
-            Number of active nodes without active children.
+            Number of nodes :meth:`apply` can return: active nodes of which
+            at least one child is inactive (or that have none). A node with
+            one active child is a leaf for the samples routed to the other.
         """
         check_is_fitted(self)
         active = self.tree_.active
         n_int = self.tree_.n_internal
         internal = np.arange(n_int)
-        has_child = np.zeros(active.size, dtype=bool)
-        has_child[internal] = active[2 * internal + 1] | active[2 * internal + 2]
-        return int(np.sum(active & ~has_child))
+        both = np.zeros(active.size, dtype=bool)
+        both[internal] = active[2 * internal + 1] & active[2 * internal + 2]
+        return int(np.sum(active & ~both))
 
     # -------------------------------------------------------------- export
     def _export_note(self):

@@ -192,8 +192,9 @@ def tree_isotonic(q, lam, backend="auto"):
         on_host = q.device.type == "cpu" or q.shape[0] <= KERNEL_ROWS_ON_DEVICE
         backend = "kernel" if on_host else "torch"
     if backend == "kernel":
-        if q.dtype not in (torch.float32, torch.float64):
-            q = q.float()
+        if q.dtype not in (torch.float32, torch.float64):  # e.g. half: solved in float32
+            a, z = TreeIsotonicFunction.apply(q.float(), float(lam))
+            return a.to(q.dtype), z.to(q.dtype)
         return TreeIsotonicFunction.apply(q, float(lam))
     return tree_isotonic_torch(q, float(lam))
 
