@@ -297,3 +297,59 @@ def test_level_wise_cart_scores_match_sklearns_cart(seed):
             _binned_truncated_scores(codes, Y, w, fit, fit, depth, n_codes, classification),
             _sklearn_truncated_scores(codes, Y, w, fit, fit, depth, classification),
             rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_level_cart_is_the_binned_cart(seed):
+    # DGT's greedy start on many rows: the CART grown level by level with the
+    # compiled split search embeds as scikit-learn's CART grown on the same
+    # codes (same splits, same raw thresholds). Noisy labels, float weights
+    # and large nodes: no two splits tie, so the trees are the same.
+    from sklearn_difftrees._core.greedy import cart_to_complete, level_cart, set_axis_rows
+
+    rng = np.random.RandomState(seed)
+    classification = seed % 2 == 0
+    n, p, depth = 3000, rng.randint(2, 7), rng.randint(1, 5)
+    Z = rng.randn(n, p)
+    if classification:
+        Y = np.digitize(Z[:, 0] - Z[:, 1] + rng.randn(n), [-1, 0, 1])
+    else:
+        Y = (np.sin(Z[:, :1]) + 0.3 * rng.randn(n, rng.randint(1, 3))).squeeze()
+    w = rng.rand(n) + 0.2
+    bins = FeatureBins(Z, max_bins=64)
+    codes = bins.transform(Z)
+    cart = fit_cart(codes, Y, w, depth=depth, classification=classification, seed=0, bins=bins)
+    W, b, _ = cart_to_complete(cart, depth, p, 1.0)
+    feature, threshold = level_cart(codes, Y, w, depth=depth, classification=classification,
+                                    bins=bins)
+    W2, b2 = np.zeros_like(W), np.zeros_like(b)
+    split = np.flatnonzero(feature >= 0)
+    set_axis_rows(W2, b2, split, feature[split], threshold[split], 1.0)
+    np.testing.assert_array_equal(W2, W)
+    np.testing.assert_array_equal(b2, b)
+
+
+def test_dgt_start_on_many_rows_is_the_level_cart(monkeypatch):
+    # From BINNED_MIN_ROWS rows (lowered here) DGT's greedy start grows the
+    # CART level by level (level_cart); a forest member's start regrown with
+    # max_features features drawn per split is scikit-learn's CART.
+    import sklearn_difftrees
+    from sklearn_difftrees._core import greedy
+
+    monkeypatch.setattr(greedy, "BINNED_MIN_ROWS", 300)
+    calls = []
+    real_level, real_fit = greedy.level_cart, greedy.fit_cart
+    monkeypatch.setattr(greedy, "level_cart",
+                        lambda *a, **k: calls.append("level") or real_level(*a, **k))
+    monkeypatch.setattr(greedy, "fit_cart", lambda *a, **k: calls.append(
+        k.get("max_features", "floor")) or real_fit(*a, **k))
+    rng = np.random.RandomState(5)
+    X = rng.randn(600, 5)
+    y = (X[:, 0] > X[:, 1]).astype(int)
+    est = sklearn_difftrees.DGTClassifier(max_depth=3, max_iter=2, init="cart",
+                                          random_state=0).fit(X, y)
+    assert calls[0] == "level" and None not in calls and est.score(X, y) > 0.8
+    calls.clear()
+    sklearn_difftrees.DGTForestClassifier(n_estimators=2, max_depth=3, max_iter=2,
+                                          max_features=2, random_state=0).fit(X, y)
+    assert calls.count(2) == 2

@@ -61,6 +61,7 @@ __all__ = [
     "fit_score",
     "floor_fallback",
     "greedy_reference",
+    "level_cart",
     "level_splits",
     "row_subsample",
     "scale_axis_rows",
@@ -227,6 +228,41 @@ def level_splits(codes, Y, w, local, n_nodes, skip, n_codes, classification):
         np.zeros((n_codes, S)), np.zeros(n_codes, dtype=np.int64), np.zeros(S), np.zeros(S),
     )
     return feature, code
+
+
+def level_cart(codes, Y, w, *, depth, classification, bins):
+    """The CART of ``depth`` grown on binned ``codes`` level by level
+    (:func:`level_splits`), as heap-order splits ``(feature, threshold)``
+    (``2**depth - 1`` of each; ``feature`` -1 below a node that does not
+    split, as :func:`cart_to_complete` makes a shallower CART leaf; raw
+    ``threshold`` of ``bins``, a :class:`FeatureBins`).
+
+    The tree :func:`fit_cart` grows on the same codes (information gain /
+    squared error) up to ties between equally good splits, which keep the
+    first feature here: the same code thresholds (scikit-learn's midpoints)
+    mapped to the same raw values (``tests/test_binned_greedy.py``). Faster
+    on many rows: at depth 8 on the codes of 90,000 x 50 rows, 0.36 s
+    against scikit-learn's 1.70 s (one thread; binning them took 0.45 s).
+    """
+    n_nodes = 2**depth - 1
+    feature = np.full(n_nodes, -1, dtype=np.int64)
+    threshold = np.zeros(n_nodes)
+    n_codes = max((e.size for e in bins.edges), default=0) + 1
+    node, live = np.zeros(codes.shape[0], dtype=np.int64), np.ones(codes.shape[0], dtype=bool)
+    for level in range(depth):
+        rows = np.flatnonzero(live)
+        if rows.size == 0:
+            break
+        f, c = level_splits(codes[rows], Y[rows], w[rows], node[rows], 2**level,
+                            np.zeros(2**level, dtype=bool), n_codes, classification)
+        split = np.flatnonzero(f >= 0)
+        feature[2**level - 1 + split] = f[split]
+        threshold[2**level - 1 + split] = [bins.threshold(int(f[j]), c[j]) for j in split]
+        fr = f[node[rows]]
+        live[rows[fr < 0]] = False
+        rows, fr = rows[fr >= 0], fr[fr >= 0]
+        node[rows] = 2 * node[rows] + (codes[rows, fr] > c[node[rows]])
+    return feature, threshold
 
 
 def _node_values(node, Y, w, n_nodes, classification):

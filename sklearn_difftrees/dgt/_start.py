@@ -21,8 +21,11 @@ def cart_start(est, module, Z, Y, w, seed, max_features=None):
     at most :data:`~sklearn_difftrees._core.batching.MAX_EPOCH_ROWS` of the
     rows under ``batch_size="auto"`` (a seeded subsample, as NonGreedy's
     start and the greedy floors; a CART of depth 8 on 900,000 rows × 50 took
-    most of a minute), is embedded into the complete tree (axis-aligned rows
-    of norm :data:`CART_ROW_NORM`;
+    most of a minute; from :data:`~sklearn_difftrees._core.greedy.BINNED_MIN_ROWS`
+    rows grown on their binned codes, level by level by the compiled
+    :func:`~sklearn_difftrees._core.greedy.level_cart` unless an int
+    ``max_features`` draws features), is embedded into the complete tree
+    (axis-aligned rows of norm :data:`CART_ROW_NORM`;
     shallower CART leaves become pass-through nodes whose rows are zero);
     with ``n_layers > 1`` the last layer is solved so that the product of the
     layers is that embedding. Every reached leaf starts at the closed-form
@@ -30,19 +33,30 @@ def cart_start(est, module, Z, Y, w, seed, max_features=None):
     module starts as the CART it came from. ``max_features`` (an int, the
     forests' members) is the CART's: the features drawn at each split.
     """
+    import numpy as np
     import torch
     from sklearn.base import is_classifier
 
     from .._core.batching import MAX_EPOCH_ROWS
-    from .._core.greedy import cart_to_complete, fit_cart, row_subsample
+    from .._core.greedy import (auto_bins, cart_to_complete, fit_cart, level_cart,
+                                row_subsample, set_axis_rows)
     from ._module import hard_leaf
 
     depth = est.max_depth_
     grow = (row_subsample(Z.shape[0], MAX_EPOCH_ROWS, seed) if est.batch_size == "auto"
             else slice(None))
-    cart = fit_cart(Z[grow], Y[grow], w[grow], depth=depth, classification=is_classifier(est),
-                    seed=seed, bins="auto", max_features=max_features)
-    W, b, _ = cart_to_complete(cart, depth, Z.shape[1], CART_ROW_NORM)
+    bins = auto_bins(Z[grow])  # many rows: grown on their codes
+    Zg = Z[grow] if bins is None else bins.transform(Z[grow])
+    if bins is not None and max_features is None:  # the compiled level growth
+        feature, threshold = level_cart(Zg, Y[grow], w[grow], depth=depth,
+                                        classification=is_classifier(est), bins=bins)
+        W, b = np.zeros((feature.size, Z.shape[1])), np.zeros(feature.size)
+        split = np.flatnonzero(feature >= 0)
+        set_axis_rows(W, b, split, feature[split], threshold[split], CART_ROW_NORM)
+    else:
+        cart = fit_cart(Zg, Y[grow], w[grow], depth=depth, classification=is_classifier(est),
+                        seed=seed, bins=bins, max_features=max_features)
+        W, b, _ = cart_to_complete(cart, depth, Z.shape[1], CART_ROW_NORM)
     layers = module.layers
     with torch.no_grad():
         last = layers[-1]
