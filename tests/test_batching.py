@@ -112,14 +112,13 @@ def test_auto_epochs_on_large_data_shared_trainer(small_limits, monkeypatch):
     from sklearn_difftrees._core import _trainer
 
     steps = []
-    make = _trainer.make_optimizer
+    step = _trainer.PlainRMSprop.step  # the CPU loop's default optimizer
 
-    def counting(*args, **kwargs):
-        opt = make(*args, **kwargs)
-        opt.register_step_post_hook(lambda *a: steps.append(1))
-        return opt
+    def counting(self):
+        steps.append(1)
+        return step(self)
 
-    monkeypatch.setattr(_trainer, "make_optimizer", counting)
+    monkeypatch.setattr(_trainer.PlainRMSprop, "step", counting)
     X, y = _data(1000)
     est = DGTClassifier(max_iter=3, early_stopping=False, n_iter_no_change=10, random_state=0)
     est.fit(X, y)

@@ -27,6 +27,7 @@ import numpy as np
 import torch
 
 from ._monitor import EpochMonitor
+from ._trainer import cosine_lr as _cosine_lr
 from ._trainer import uninformed_loss
 from .batching import MAX_BATCH, RowStream
 
@@ -45,13 +46,6 @@ def _pad(tensors, device):
     for i, t in enumerate(tensors):
         out[i, : t.shape[0]] = t
     return out
-
-
-def _cosine_lr(base, step, cycle):
-    """The learning rate of torch's ``CosineAnnealingWarmRestarts(T_0=cycle)``
-    (``eta_min=0``, ``T_mult=1``) at its ``step``-th optimizer step."""
-    t_cur = step % cycle
-    return base * (1 + math.cos(math.pi * t_cur / cycle)) / 2
 
 
 class _BatchedOptimizer:
