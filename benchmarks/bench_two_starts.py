@@ -11,7 +11,7 @@ job. Per split it records both test scores (accuracy %, or RMSE), the start
 ``init="auto"`` kept (``init_``), the paired statistic of its final
 comparison (``_core/selection.paired_advantage``, the greedy start kept
 above 2) or of the check that abandoned the greedy run (at most 0; checks
-every ``max_iter / 8`` epochs, ``_core/starts.AUTO_CHECKS``), the statistic of every check before, and the
+every ``max_iter / 20`` epochs, ``_core/starts.AUTO_CHECKS``), the statistic of every check before, and the
 two fit times (their ratio is the cost of the second start).
 
     python benchmarks/bench_two_starts.py --data-dir ../shared/datasets --n-jobs 2 \\

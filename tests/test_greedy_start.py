@@ -10,6 +10,7 @@
   not).
 """
 
+import math
 import warnings
 
 import numpy as np
@@ -211,8 +212,8 @@ def test_auto_init_returns_exactly_the_chosen_starts_tree(monkeypatch, task, exp
 @pytest.mark.parametrize("task", ["classification", "regression"])
 def test_auto_init_abandons_the_greedy_run_at_a_check(monkeypatch, task):
     """Where the greedy start is not ahead at a check (forced here: threshold
-    +inf), its run stops there, after exactly max_iter / AUTO_CHECKS epochs
-    (half a cycle of the schedule) of its own, and the fitted tree is
+    +inf), its run stops there, after exactly ceil(max_iter / AUTO_CHECKS)
+    epochs of its own, and the fitted tree is
     bit for bit ``init="random"``'s; with the drop disabled it runs on."""
     from sklearn_difftrees._core._trainer import TrainingRun
     from sklearn_difftrees._core import starts as _start
@@ -230,7 +231,7 @@ def test_auto_init_abandons_the_greedy_run_at_a_check(monkeypatch, task):
     monkeypatch.setattr(_start, "AUTO_DROP_Z", np.inf)
     auto = cls(**params).fit(X, y)
     assert auto.init_ == "random"
-    assert [r.epoch for r in runs] == [24, 3]
+    assert [r.epoch for r in runs] == [24, math.ceil(24 / _start.AUTO_CHECKS)]
     single = cls(init="random", **params).fit(X, y)
     for a, b in zip(_tree_arrays(auto), _tree_arrays(single)):
         np.testing.assert_array_equal(a, b)
@@ -370,6 +371,7 @@ def test_abandoned_greedy_run_is_kept_when_the_random_run_diverges_later(monkeyp
     """The greedy run abandoned at the first check (forced), the random run
     diverging after it: the greedy start's best tree is returned, without the
     abandoned run's ConvergenceWarning (it did not reach max_iter)."""
+    from sklearn_difftrees._core import starts as _start
     from sklearn_difftrees._core._trainer import TrainingRun
 
     runs = force_statistic(monkeypatch, -1.0)  # never ahead: abandoned at epoch 2
@@ -384,7 +386,8 @@ def test_abandoned_greedy_run_is_kept_when_the_random_run_diverges_later(monkeyp
     X, y = _data("classification")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        est = DGTClassifier(max_depth=3, max_iter=16, random_state=0).fit(X, y)
+        est = DGTClassifier(max_depth=3, max_iter=2 * _start.AUTO_CHECKS,  # checks every 2
+                            random_state=0).fit(X, y)
     assert [r.epoch for r in runs] == [4, 2]
     assert est.init_ == "cart"
     assert not [c for c in caught if issubclass(c.category, ConvergenceWarning)]
