@@ -6,13 +6,14 @@ every facet of every node dominates a dense training step. Each Function
 computes the projections with one matrix product and keeps the
 pre-activations, so that its backward pass (``softplus' = sigmoid``) is a
 few tensor operations instead of autograd's chain of matmul, broadcast,
-softplus and sum nodes.
+softplus and sum nodes. :class:`_CellEntropy` does the same for the batch
+conditional entropy that every classification step computes on them.
 """
 
 import torch
 import torch.nn.functional as F
 
-__all__ = ["_NodeScores", "_StumpScores"]
+__all__ = ["_CellEntropy", "_NodeScores", "_StumpScores"]
 
 
 class _NodeScores(torch.autograd.Function):
@@ -66,3 +67,53 @@ class _StumpScores(torch.autograd.Function):
         gz = torch.sigmoid(z).mul_(g[:, :, None]).mul_(r[:, None, :])  # (T, B, K)
         grad_beta = torch.bmm(gz.transpose(1, 2), X)
         return None, grad_beta, gz.sum(1), grad_r * torch.sigmoid(rho)
+
+
+#: Added to the leaf-class counts and leaf totals before their logarithms
+#: (``_training.entropy_loss``'s ``_TINY``).
+_TINY = 1e-12
+
+
+class _CellEntropy(torch.autograd.Function):
+    """Per-row terms of the batch conditional entropy of ``T`` trees at once,
+    with a hand-written backward.
+
+    ``P`` (``(m, L)``): leaf probabilities; ``cell`` (``(m,)`` long): the
+    row's tree and class, ``t * C + y``; ``w``, ``scale``: the row's weight
+    and its tree's ``m / W``. With ``counts[t, j, l] = sum_n w_n P[n, l]
+    1[cell_n = t C + j]`` (one ``index_add`` of the rows, in row order) and
+    ``log_pi = log(counts + TINY) - log(sum_j counts + TINY)``, row ``n``'s
+    term is ``-(sum_l P[n, l] log_pi[cell_n, l]) w_n scale_n``. Backward,
+    with ``u_n = -g_n scale_n w_n`` and ``Lam = sum_n u_n P[n] 1[cell_n]``
+    (a second ``index_add``): ``dP[n] = u_n log_pi[cell_n] + w_n
+    D[cell_n]``, ``D = Lam / (counts + TINY) - sum_j Lam / (sum_j counts +
+    TINY)``. Measured on a refinement step's loss (625 rows, 64 leaves, 3
+    classes, one thread): 0.51 ms by autograd (two thin ``mm`` of 84 us
+    each, the ``(m, L)`` gather and its scatter backward) against
+    the few passes here.
+    """
+
+    @staticmethod
+    def forward(ctx, P, cell, w, scale, n_trees, n_classes):
+        L = P.shape[1]
+        counts = torch.zeros(n_trees * n_classes, L, dtype=P.dtype, device=P.device)
+        counts.index_add_(0, cell, P * w[:, None])
+        tot = counts.view(n_trees, n_classes, L).sum(1, keepdim=True)  # (T, 1, L)
+        log_pi = (torch.log(counts.view(n_trees, n_classes, L) + _TINY)
+                  - torch.log(tot + _TINY)).view(n_trees * n_classes, L)
+        G = log_pi.index_select(0, cell)
+        ctx.save_for_backward(P, cell, w, scale, counts, tot, G)
+        ctx.shape = (n_trees, n_classes, L)
+        return -(P * G).sum(1) * w * scale
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, g):
+        P, cell, w, scale, counts, tot, G = ctx.saved_tensors
+        T, C, L = ctx.shape
+        u = -(g * scale * w)
+        lam = torch.zeros_like(counts).index_add_(0, cell, P * u[:, None])
+        D = (lam / (counts + _TINY)).view(T, C, L) - lam.view(T, C, L).sum(1, keepdim=True) / (
+            tot + _TINY)
+        grad = torch.addcmul(u[:, None] * G, w[:, None], D.view(T * C, L).index_select(0, cell))
+        return grad, None, None, None, None, None

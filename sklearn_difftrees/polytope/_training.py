@@ -27,7 +27,7 @@ from torch import nn
 from .._core._trainer import seeded, to_tensor, train
 from ._freeze import PRIOR_EPS
 from ._kernels import child_table, polytope_backward, polytope_forward
-from ._scores import _NodeScores, _StumpScores
+from ._scores import _CellEntropy, _NodeScores, _StumpScores
 
 __all__ = [
     "PolytopeTreeModule",
@@ -266,19 +266,13 @@ def entropy_loss(P, Yw, member=None, n_members=1):
     y = Yw[:, 0].long()
     n_classes = int(y.max()) + 1 if y.numel() else 1
     member, w, scale = _members(Yw[:, 1], member, n_members)
-    if n_members == 1:
-        onehot = F.one_hot(y, num_classes=n_classes).to(P.dtype)
-        counts = (P.T @ (w[:, None] * onehot))[None]  # (1, L, C)
-    else:
-        L = P.shape[1]
-        cell = ((member[:, None] * L + torch.arange(L, device=P.device)) * n_classes
-                + y[:, None])
-        counts = torch.zeros(n_members * L * n_classes, dtype=P.dtype, device=P.device)
-        counts = counts.index_add(0, cell.flatten(), (P * w[:, None]).flatten())
-        counts = counts.view(n_members, L, n_classes)
-    log_pi = torch.log(counts + _TINY) - torch.log(counts.sum(-1, keepdim=True) + _TINY)
-    per = -(P * log_pi[member, :, y]).sum(1)  # (m,)
-    return per * w * scale
+    # One autograd node with a hand-written backward (_scores._CellEntropy).
+    cell = y if n_members == 1 else member * n_classes + y
+    if not torch.is_tensor(scale):
+        scale = torch.full_like(w, scale)
+    elif scale.dim() == 0:
+        scale = scale.expand_as(w)
+    return _CellEntropy.apply(P, cell, w, scale, n_members, n_classes)
 
 
 def variance_loss(P, Yw, member=None, n_members=1):
