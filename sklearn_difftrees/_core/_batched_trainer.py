@@ -90,6 +90,11 @@ class _BatchedOptimizer:
         dev = next(iter(params.values())).device
         mask = torch.as_tensor(stepping, device=dev)
         lr = torch.as_tensor(lrs, dtype=torch.float32, device=dev)
+        if self.name == "adam":  # the bias corrections, once per step for every parameter
+            b1, b2 = _ADAM_BETAS
+            t = np.maximum(self.steps, 1).astype(np.float64)
+            step_size = torch.as_tensor(1 / (1 - b1**t), dtype=torch.float32, device=dev)
+            bc2 = torch.as_tensor(np.sqrt(1 - b2**t), dtype=torch.float32, device=dev)
         for key, p in params.items():
             g = p.grad
             shape = (-1,) + (1,) * (p.dim() - 1)
@@ -102,12 +107,8 @@ class _BatchedOptimizer:
                 if self.momentum > 0:
                     update = st["buf"].mul_(self.momentum).add_(update)
             elif self.name == "adam":
-                b1, b2 = _ADAM_BETAS
                 st["exp_avg"].lerp_(g, 1 - b1)
                 st["exp_avg_sq"].mul_(b2).addcmul_(g, g, value=1 - b2)
-                t = np.maximum(self.steps, 1).astype(np.float64)
-                step_size = torch.as_tensor(1 / (1 - b1**t), dtype=torch.float32, device=dev)
-                bc2 = torch.as_tensor(np.sqrt(1 - b2**t), dtype=torch.float32, device=dev)
                 denom = st["exp_avg_sq"].sqrt().div_(bc2.view(shape)).add_(_ADAM_EPS)
                 update = (st["exp_avg"] * step_size.view(shape)).div_(denom)
             else:
