@@ -73,9 +73,8 @@ _DOC_PARAMS = """
         ``loss_curve_`` show what happened.
 """ + batch_size_doc(256, large=(
     ", the refinement's early stopping evaluates at most 32,768 validation\n"
-    "        rows per epoch (one seeded subsample), and the greedy floor's CARTs\n"
-    "        and each node's facet selection use random subsamples of 131,072\n"
-    "        rows")) + """        The same batch serves the stumps and the refinement (the entropy is
+    "        rows per epoch (one seeded subsample), and each node's facet\n"
+    "        selection uses random subsamples of 131,072 rows")) + """        The same batch serves the stumps and the refinement (the entropy is
         estimated per batch, so very small batches make it noisy).
     learning_rate : float, default=5e-2
         Learning rate of both the stumps and the refinement.
@@ -111,7 +110,8 @@ _DOC_PARAMS = """
         greedy levels. After training, the tree's training score on every
         training row, the validation part included ({score_floor}), is
         compared with that of the better-fitting CART of depth ``min(D, 2)``
-        grown on the same rows ({floor_criteria}), where
+        grown on the same rows (a random subsample of 16,384 of them when
+        there are more; {floor_criteria}), where
         ``D = max(max_depth_, 2)``, at most an int ``max_depth``. If it is
         lower, the greedily grown tree before the joint refinement is
         returned if it reaches that score, else the CART of depth ``D`` with
