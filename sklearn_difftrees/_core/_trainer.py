@@ -78,9 +78,16 @@ def make_optimizer(name, params, learning_rate, momentum, fused=False):
     ``fused``: Adam's fused kernel (one pass per parameter instead of about
     ten tensor operations; the same update up to float rounding, 0.16 ->
     0.07 ms per step on a depth-6 polytope tree's 32,130 parameters, one CPU
-    thread)."""
+    thread), where this torch has it for the parameters' device (the CPU
+    from torch 2.4); elsewhere the plain Adam."""
+    params = list(params)
     if name == "adam":
-        return torch.optim.Adam(params, lr=learning_rate, fused=fused or None)
+        if fused:
+            try:
+                return torch.optim.Adam(params, lr=learning_rate, fused=True)
+            except (RuntimeError, ValueError):  # no fused kernel for this device
+                pass
+        return torch.optim.Adam(params, lr=learning_rate)
     if name == "rmsprop":
         # eps as in the DGT authors' code; momentum as given.
         return torch.optim.RMSprop(params, lr=learning_rate, momentum=momentum, eps=1e-5)
