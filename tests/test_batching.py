@@ -236,24 +236,29 @@ def _polytope_spies(monkeypatch):
 
 def test_auto_polytope_caps_validation_floor_and_facet_rows(small_limits, monkeypatch):
     """On a large table (here: limits shrunk) "auto" evaluates every epoch on
-    MAX_VALIDATION_ROWS validation rows (the same subsample, seeded), grows
-    the floor's CARTs on one epoch's rows and selects each node's facets on at
-    most that many; an int batch_size, or a table under the limits, uses all."""
+    MAX_VALIDATION_ROWS validation rows (the same subsample, seeded) and
+    selects each node's facets on at most one epoch's rows; an int
+    batch_size, or a table under the limits, uses all. The floor's CARTs grow
+    on at most the core's GREEDY_MAX_ROWS rows, whatever batch_size."""
+    from sklearn_difftrees.polytope import _floor
+
     monkeypatch.setattr(batching, "MAX_VALIDATION_ROWS", 50)
+    monkeypatch.setattr(_floor, "GREEDY_MAX_ROWS", 300)
     seen = _polytope_spies(monkeypatch)
     X, y = _data(1000)
     est = ConvexPolytopeTreeClassifier(max_depth=2, max_iter=2, growth_max_iter=2,
                                        random_state=0)
     first = est.fit(X, y).tree_.threshold.copy()
-    assert seen["val"] == [50] and seen["floor"] == [64]
+    assert seen["val"] == [50] and seen["floor"] == [300]
     assert seen["facets"] and max(seen["facets"]) == 64
     np.testing.assert_array_equal(est.fit(X, y).tree_.threshold, first)  # seeded
     seen = _polytope_spies(monkeypatch)
     est.set_params(batch_size=64).fit(X, y)
-    assert seen["val"] == [200] and seen["floor"] == [1000]  # 20% validation
+    assert seen["val"] == [200] and seen["floor"] == [300]  # 20% validation
     assert max(seen["facets"]) > 64
     monkeypatch.setattr(batching, "MAX_VALIDATION_ROWS", 200)
     monkeypatch.setattr(batching, "MAX_EPOCH_ROWS", 10_000)
+    monkeypatch.setattr(_floor, "GREEDY_MAX_ROWS", 10_000)
     seen = _polytope_spies(monkeypatch)
     est.set_params(batch_size="auto").fit(X, y)
     assert seen["val"] == [200] and seen["floor"] == [1000]
