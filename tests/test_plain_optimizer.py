@@ -60,7 +60,8 @@ def test_default_fit_equals_the_torch_optimizers(monkeypatch):
         assert not isinstance(self.opt, PlainRMSprop)
 
     monkeypatch.setattr(_trainer.TrainingRun, "__init__", init)
-    monkeypatch.setattr(_trainer, "make_optimizer", lambda name, *a: make("rmsprop", *a))
+    monkeypatch.setattr(_trainer, "make_optimizer",
+                        lambda name, *a, **kw: make("rmsprop", *a, **kw))
     ref = DGTClassifier(**params).fit(X, y)
     np.testing.assert_array_equal(plain.tree_.weights, ref.tree_.weights)
     np.testing.assert_array_equal(plain.predict_proba(X), ref.predict_proba(X))
