@@ -30,6 +30,7 @@ from .categorical import (categorical_dtypes, check_indicator_memory,
 __all__ = [
     "check_fit_data",
     "check_predict_data",
+    "check_warm_depth",
     "check_warm_state",
     "constant_columns",
     "encode_classification_target",
@@ -300,3 +301,17 @@ def check_warm_state(estimator, new_state, old_state):
             f"({', '.join(changed)}); set them back or use warm_start=False to "
             "fit a new model."
         )
+
+
+def check_warm_depth(estimator):
+    """``max_depth_``, the depth to build: of this fit (set before the module
+    is built) or, in a ``warm_start`` continuation, of the fit it continues,
+    which ``max_depth`` must then be ``"auto"`` or equal to (``ValueError``
+    otherwise, before any shape is compared)."""
+    if estimator.max_depth not in ("auto", estimator.max_depth_):
+        raise ValueError(
+            f"warm_start=True continues the previous fit, whose tree has depth "
+            f"{estimator.max_depth_}; got max_depth={estimator.max_depth}. Use "
+            "warm_start=False to fit a new tree."
+        )
+    return estimator.max_depth_

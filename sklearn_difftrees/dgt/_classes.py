@@ -11,6 +11,7 @@ from .._core.categorical import (CATEGORICAL_ATTR_DOC, CATEGORICAL_CONSTRAINT,
 from .._core.onnx_graph import hard_tree_outputs
 from .._core.batching import batch_size_doc
 from .._core.greedy import GREEDY_MAX_ROWS
+from .._core.validation import check_warm_depth
 from ._start import CART_ROW_NORM
 
 __all__ = ["DGTClassifier", "DGTRegressor", "auto_depth"]
@@ -163,13 +164,7 @@ class _BaseDGT(BaseGradientTree):
     def _build_module(self, n_features, n_outputs, device):
         from ._module import DGTModule
 
-        if self.max_depth not in ("auto", self.max_depth_):  # a warm_start continuation
-            raise ValueError(
-                f"warm_start=True continues the previous fit, whose tree has depth "
-                f"{self.max_depth_}; got max_depth={self.max_depth}. Use warm_start=False "
-                "to fit a new tree."
-            )
-        return DGTModule(n_features, self.max_depth_, n_outputs, self._hidden_sizes(),
+        return DGTModule(n_features, check_warm_depth(self), n_outputs, self._hidden_sizes(),
                          owner=getattr(self, "_owner_name", type(self).__name__))
 
     def _init_module(self, module, Z, Y, w, seed):

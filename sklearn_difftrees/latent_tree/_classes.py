@@ -25,7 +25,7 @@ from .._compat import Interval, StrOptions, _check_sample_weight
 from .._core import topology
 from .._core.base import BaseGradientTree, TreeClassifierMixin, TreeRegressorMixin
 from .._core.categorical import CATEGORICAL_CONSTRAINT
-from .._core.validation import check_predict_data, constant_columns
+from .._core.validation import check_predict_data, check_warm_depth, constant_columns
 from ._docstrings import _DOC_ATTRS, _DOC_PARAMS, _REFERENCE
 from ._deepen import AUTO_DEPTH, deepen
 from ._forward import INPUT_CLIP, _elu, _rowwise_matmul, node_rewards_numpy
@@ -122,9 +122,7 @@ class _BaseLatentTree(_PrunedTreeMixin, BaseGradientTree):
         return _LatentTreeNet(
             n_features,
             n_outputs,
-            # A warm_start continuation keeps the depth "auto" chose; an int
-            # depth is the parameter's (another one is refused as other shapes).
-            self.max_depth_ if self.max_depth == "auto" else self.max_depth,
+            check_warm_depth(self),  # a warm_start continuation keeps its depth
             self.pruning,
             self.split,
             self.head_input,
