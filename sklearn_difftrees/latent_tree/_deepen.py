@@ -74,10 +74,8 @@ def deepen(est, plan, history):
     Yv, wv = Yv_t.cpu().numpy(), wv_t.cpu().double().numpy()
     cart = fit_cart(Z[rows], Y[rows], w[rows], depth=tuned, classification=classification,
                     seed=kw["seed"])
-    import torch
-
-    with torch.no_grad():
-        out = eval_outputs(plan.module, Zv_t).double().cpu().numpy()
+    outputs = eval_outputs(plan.module, Zv_t)  # the depth-4 tree's, once
+    out = outputs.double().cpu().numpy()
     mine = out.argmax(axis=1) if classification else out
     _, z = paired_advantage(_val_losses(classification, mine, Yv),
                             _val_losses(classification, cart.predict(Zv), Yv), wv)
@@ -105,8 +103,9 @@ def deepen(est, plan, history):
                       f"tree {why}: {exc} The depth-{shallow} tree is returned.",
                       UserWarning)
         return history
-    lost = [float(np.average(row_losses(m, est._loss_fn, Zv_t, Yv_t), weights=wv))
-            for m in (plan.module, module)]
+    rows_lost = (est._loss_fn(outputs, Yv_t).double().cpu().numpy(),
+                 row_losses(module, est._loss_fn, Zv_t, Yv_t))
+    lost = [float(np.average(r, weights=wv)) for r in rows_lost]
     if est.verbose >= 2:
         print(f"{type(est).__name__}: max_depth='auto': a depth-{tuned} CART beat the "
               f"depth-{shallow} tree on the validation rows (paired statistic {z:.2f}); "
