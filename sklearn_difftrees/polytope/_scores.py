@@ -70,8 +70,8 @@ class _StumpScores(torch.autograd.Function):
         return None, grad_beta, gz.sum(1), grad_r * torch.sigmoid(rho)
 
 
-#: Added to the leaf-class counts and leaf totals before their logarithms
-#: (``_training.entropy_loss``'s ``_TINY``).
+#: Added to the leaf-class counts and leaf totals before their logarithms,
+#: and to the denominators of ``_training``'s leaf means and weight scales.
 _TINY = 1e-12
 
 

@@ -27,7 +27,7 @@ from torch import nn
 from .._core._trainer import seeded, to_tensor, train
 from ._freeze import PRIOR_EPS
 from ._kernels import child_table, polytope_backward, polytope_forward
-from ._scores import _CellEntropy, _NodeScores, _PriorPenalty, _StumpScores
+from ._scores import _TINY, _CellEntropy, _NodeScores, _PriorPenalty, _StumpScores
 
 __all__ = [
     "PolytopeTreeModule",
@@ -244,7 +244,6 @@ def _selector(ix, device):
     return torch.as_tensor(ix, dtype=torch.long, device=device)
 
 
-_TINY = 1e-12
 #: Quantile of the projected node data where a stump's facets start.
 INIT_QUANTILE = 0.75
 
