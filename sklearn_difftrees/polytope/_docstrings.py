@@ -9,7 +9,7 @@ _DOC_PARAMS = """
     ----------
     max_depth : int or "auto", default="auto"
         Maximum depth of the greedily grown tree (1 to 12). ``"auto"`` grows
-        up to depth 8 on the training part and keeps the depth whose hard tree
+        up to depth 12 on the training part and keeps the depth whose hard tree
         scores best on the held-out ``validation_fraction`` ({score}); growth
         stops after 2 levels without improvement. The depth is never chosen
         on training data. A classifier keeps at least

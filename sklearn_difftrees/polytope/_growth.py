@@ -13,8 +13,11 @@ from ._criterion import _std_scores
 
 __all__ = ["_GreedyGrowthMixin"]
 
-#: Deepest tree ``max_depth="auto"`` grows before choosing a depth.
-AUTO_MAX_DEPTH = 8
+#: Deepest tree ``max_depth="auto"`` grows before choosing a depth: the
+#: deepest an integer ``max_depth`` may be, and of the depth-tuned CART's grid
+#: (was 8, which cut growth short where polytope splits peel off one class per
+#: level: letter, segmentation; docs/polytope.md, "Depth selection").
+AUTO_MAX_DEPTH = 12
 #: ``max_depth="auto"`` stops growing after this many levels without a
 #: better validation score.
 AUTO_PATIENCE = 2
