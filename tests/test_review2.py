@@ -1,0 +1,97 @@
+"""What the second adversarial review (2026-11-26, branch review2) found.
+
+Each test failed on the code before the fix it guards.
+"""
+
+import numpy as np
+import pytest
+from sklearn.base import clone, is_classifier
+from sklearn.exceptions import NotFittedError
+
+import sklearn_difftrees as sd
+import sklearn_difftrees._core.base
+import sklearn_difftrees.non_greedy._classes
+import sklearn_difftrees.polytope._classes
+
+from _inputs import _data, _quiet
+
+# ------------------------------------------- 1. a failed fit is all or nothing
+#: Every estimator whose ``fit`` trains from scratch (the bandits keep, by
+#: design, the state of their last good update; docs/reliability.md).
+FAILING_FIT = [
+    sd.DGTClassifier(max_depth=2, max_iter=3, hidden_width=8, random_state=0),
+    sd.DGTRegressor(max_depth=2, max_iter=3, hidden_width=8, random_state=0),
+    sd.DGTForestClassifier(n_estimators=2, max_depth=2, max_iter=3, hidden_width=8,
+                           random_state=0),
+    sd.DGTForestRegressor(n_estimators=2, max_depth=2, max_iter=3, hidden_width=8,
+                          random_state=0),
+    sd.LatentTreeClassifier(max_depth=2, max_iter=3, random_state=0),
+    sd.LatentTreeRegressor(max_depth=2, max_iter=3, random_state=0),
+    sd.LatentTreeClusterer(max_depth=2, max_iter=3, random_state=0),
+    sd.NonGreedyObliqueTreeClassifier(max_depth=2, max_iter=3, random_state=0),
+    sd.NonGreedyObliqueTreeRegressor(max_depth=2, max_iter=3, random_state=0),
+    sd.TreeEnsembleLayerClassifier(n_trees=2, max_depth=2, max_iter=3, random_state=0),
+    sd.TreeEnsembleLayerRegressor(n_trees=2, max_depth=2, max_iter=3, random_state=0),
+    sd.ConvexPolytopeTreeClassifier(max_depth=2, max_facets=2, growth_max_iter=3,
+                                    max_iter=3, random_state=0),
+    sd.ConvexPolytopeTreeRegressor(max_depth=2, max_facets=2, growth_max_iter=3,
+                                   max_iter=3, random_state=0),
+]
+
+
+def _interrupt_at_the_last_step(monkeypatch):
+    """Make the last step of every fit (``check_finite_model``, after every
+    fitted attribute is set) raise ``KeyboardInterrupt``, as a Ctrl-C would."""
+
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    for module in (sklearn_difftrees._core.base, sklearn_difftrees.non_greedy._classes,
+                   sklearn_difftrees.polytope._classes):
+        monkeypatch.setattr(module, "check_finite_model", interrupt)
+
+
+def _fit(est, X, y):
+    return _quiet(est.fit, X) if isinstance(est, sd.LatentTreeClusterer) else _quiet(est.fit, X, y)
+
+
+@pytest.mark.parametrize("est", FAILING_FIT, ids=lambda e: type(e).__name__)
+def test_failed_fit_leaves_the_estimator_as_it_was(est, monkeypatch):
+    X, y_reg, y_bin = _data(120)
+    # 3 classes first, then 2; the regressors' targets change scale.
+    first = (np.array(["a", "b", "c"])[(X[:, 0] > 0).astype(int) + (X[:, 1] > 0)]
+             if is_classifier(est) else y_reg)
+    second = np.where(y_bin == 1, "p", "q") if is_classifier(est) else 1e3 * y_reg
+
+    # A fresh estimator whose fit is interrupted is not fitted (it had its
+    # n_features_in_, classes_, ... and predict raised AttributeError).
+    fresh = clone(est)
+    with monkeypatch.context() as patch:
+        _interrupt_at_the_last_step(patch)
+        with pytest.raises(KeyboardInterrupt):
+            _fit(fresh, X[:, :3], second)
+    assert vars(fresh) == vars(clone(est))
+    with pytest.raises(NotFittedError):
+        fresh.predict(X)
+
+    # A fitted estimator keeps its model (it mixed the new classes_ or target
+    # scale with the old tree: wrong labels, IndexError, 1000 x predictions).
+    fitted = _fit(clone(est), X, first)
+    expected = fitted.predict(X)
+    attrs = dict(vars(fitted))
+    with monkeypatch.context() as patch:
+        _interrupt_at_the_last_step(patch)
+        with pytest.raises(KeyboardInterrupt):
+            _fit(fitted, X[:, :3] if not hasattr(fitted, "classes_") else X, second)
+    assert vars(fitted).keys() == attrs.keys()
+    assert all(vars(fitted)[k] is v for k, v in attrs.items())
+    np.testing.assert_array_equal(fitted.predict(X), expected)
+
+
+def test_failed_fit_by_divergence_is_not_fitted():
+    X, y, _ = _data(200)
+    est = sd.DGTRegressor(learning_rate=1e6, max_iter=6, random_state=0)
+    with pytest.raises(FloatingPointError, match="learning_rate"):
+        _quiet(est.fit, X, y)
+    with pytest.raises(NotFittedError):
+        est.predict(X)
