@@ -95,3 +95,22 @@ def test_failed_fit_by_divergence_is_not_fitted():
         _quiet(est.fit, X, y)
     with pytest.raises(NotFittedError):
         est.predict(X)
+
+
+# ------------------------------- 2. LatentTreeLayer.fix_pruning checks its rows
+@pytest.mark.parametrize("x, error, match", [
+    ("wide", ValueError, r"expects input of shape \(n, 4\); got \(5, 3\)"),
+    ("1d", ValueError, r"expects input of shape \(n, 4\); got \(4,\)"),
+    ("numpy", TypeError, "expects a torch.Tensor input; got ndarray"),
+])
+def test_fix_pruning_checks_its_input_as_forward_does(x, error, match):
+    torch = pytest.importorskip("torch")
+    layer = sd.LatentTreeLayer(in_features=4, max_depth=2)
+    x = {"wide": torch.randn(5, 3), "1d": torch.randn(4),
+         "numpy": np.zeros((5, 4), dtype=np.float32)}[x]
+    # fix_pruning raised torch's matmul error, an IndexError or an
+    # AttributeError; forward raised the first two clearly already.
+    with pytest.raises(error, match=match):
+        layer.fix_pruning(x)
+    with pytest.raises(error, match=match):
+        layer(x)
