@@ -114,3 +114,53 @@ def test_fix_pruning_checks_its_input_as_forward_does(x, error, match):
         layer.fix_pruning(x)
     with pytest.raises(error, match=match):
         layer(x)
+
+
+# ------------------- 3. the bandit baselines check their feedback as DGT's do
+def _baseline_feedback(make):
+    """``(learner, update(**changes))`` after one ordinary round of 6 rows."""
+    from sklearn_difftrees.bandit import EpsilonGreedyLinearBandit
+
+    X = np.random.RandomState(0).randn(6, 3)
+    learner = make()
+    if isinstance(learner, EpsilonGreedyLinearBandit):
+        actions, p = learner.sample_actions(X, random_state=0)
+        good = dict(actions=actions, losses=np.zeros(6), propensities=p)
+    else:
+        played, u = learner.sample_predictions(X, random_state=0)
+        good = dict(played=played, losses=np.zeros(played.shape), perturbations=u)
+    learner.update(X, **good)
+    return learner, lambda **changes: learner.update(X, **{**good, **changes})
+
+
+@pytest.mark.parametrize("make, changes, match", [
+    # An action outside classes_ was credited to a neighbouring class (1.5 ->
+    # 2, -1 -> 0) or raised an IndexError (7, "x").
+    ("eps", dict(actions=[1.5] * 6), "values of classes_"),
+    ("eps", dict(actions=[-1] * 6), "values of classes_"),
+    ("eps", dict(actions=["x"] * 6), "values of classes_"),
+    ("eps", dict(actions=[0] * 5), r"actions must have shape \(6,\)"),
+    ("eps", dict(losses=[np.nan] + [0] * 5), "losses must be finite"),
+    ("eps", dict(losses=np.zeros((6, 1))), r"losses must have shape \(6,\)"),
+    ("eps", dict(propensities=np.zeros(6)), r"propensities must lie in \(0, 1\]"),
+    # A NaN loss made every later prediction NaN; other lengths were
+    # broadcast or cut; one-point losses fed to a two-point learner were
+    # taken as one-point feedback.
+    ("ols", dict(losses=[np.nan] + [0] * 5), "losses must be finite"),
+    ("ols", dict(losses=np.zeros(7)), r"losses must have shape \(6,\)"),
+    ("ols", dict(perturbations=np.ones(5)), r"perturbations must have shape \(6,\)"),
+    ("ols", dict(perturbations=np.full(6, 0.5)), "perturbations must be -1 or \\+1"),
+    ("ols2", dict(losses=np.zeros(6)), r"losses must have shape \(6, 2\)"),
+])
+def test_bandit_baselines_check_their_feedback(make, changes, match):
+    from sklearn_difftrees.bandit import EpsilonGreedyLinearBandit, OnlineLinearRegressionBandit
+
+    make = {"eps": lambda: EpsilonGreedyLinearBandit([0, 1, 2], random_state=0),
+            "ols": lambda: OnlineLinearRegressionBandit(random_state=0),
+            "ols2": lambda: OnlineLinearRegressionBandit(feedback="two_point",
+                                                         random_state=0)}[make]
+    learner, update = _baseline_feedback(make)
+    with pytest.raises(ValueError, match=match):
+        update(**changes)
+    X = np.random.RandomState(1).randn(4, 3)
+    assert np.all(np.isfinite(learner.predict(X).astype(float)))
