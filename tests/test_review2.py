@@ -164,3 +164,31 @@ def test_bandit_baselines_check_their_feedback(make, changes, match):
         update(**changes)
     X = np.random.RandomState(1).randn(4, 3)
     assert np.all(np.isfinite(learner.predict(X).astype(float)))
+
+
+# ------------- 4. the memory limit counts the conditional TEL backend's records
+def test_conditional_tel_records_count_against_the_memory_limit(monkeypatch):
+    """At the start of training nearly every node is fractional for every row,
+    so a recording conditional pass holds up to ``n_trees * (2**(depth+1) -
+    1)`` entries per row: n_trees=100, max_depth=10 on batches of 1024 rows
+    peaked at 5 GB under the 4 GiB limit, and n_trees=1000, max_depth=12 was
+    killed by the OS instead of raising MemoryLimitError (the check counted
+    only the parameters). The records are checked as they grow."""
+    torch = pytest.importorskip("torch")
+    from sklearn_difftrees._core._memory import MemoryLimitError
+
+    # Parameters ~7 MiB, records of a 64-row batch ~30 MiB.
+    monkeypatch.setenv("SKLEARN_DIFFTREES_MAX_MEMORY", "20MiB")
+    X, _, y = _data(80)
+    est = sd.TreeEnsembleLayerClassifier(n_trees=10, max_depth=10, batch_size=64, max_iter=1,
+                                         backend="conditional", init="random",
+                                         early_stopping=False, random_state=0)
+    with pytest.raises(MemoryLimitError, match="fractional nodes per row"):
+        _quiet(est.fit, X, y)
+    layer = sd.TreeEnsembleLayer(4, 1, n_trees=10, depth=10, backend="conditional")
+    x = torch.randn(64, 4)
+    with pytest.raises(MemoryLimitError, match="on a batch of 64 rows"):
+        layer(x)
+    with torch.no_grad():  # no record: prediction needs one row's buffer
+        assert layer(x).shape == (64, 1)
+    assert layer(x[:8]).shape == (8, 1)  # a smaller batch fits
