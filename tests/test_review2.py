@@ -192,3 +192,26 @@ def test_conditional_tel_records_count_against_the_memory_limit(monkeypatch):
     with torch.no_grad():  # no record: prediction needs one row's buffer
         assert layer(x).shape == (64, 1)
     assert layer(x[:8]).shape == (8, 1)  # a smaller batch fits
+
+
+# ------------------- 5. the memory limit counts every member a forest trains
+def test_forest_memory_check_counts_its_members(monkeypatch):
+    """A forest's members are built, held and trained together (one batched
+    model per chunk), but each was checked alone: 30 members of max_depth=10
+    on 3000 features peaked at 3.3 GB under a 400 MiB limit."""
+    from sklearn_difftrees._core._memory import MemoryLimitError
+
+    monkeypatch.setenv("SKLEARN_DIFFTREES_MAX_MEMORY", "2MiB")
+    rng = np.random.RandomState(0)
+    X = rng.randn(40, 200)
+    y = (X[:, 0] > 0).astype(int)
+    # One member (depth 8 on 200 features: ~0.8 MiB) fits the limit ...
+    _quiet(sd.DGTClassifier(max_depth=8, max_iter=1, init="random", random_state=0).fit, X, y)
+    forest = sd.DGTForestClassifier(n_estimators=4, max_depth=8, max_iter=1, random_state=0)
+    # ... four held at once do not, and the error names the forest.
+    with pytest.raises(MemoryLimitError,
+                       match=r"DGTForestClassifier members .*\(4 models held at once\)"):
+        _quiet(forest.fit, X, y)
+    monkeypatch.setenv("SKLEARN_DIFFTREES_MAX_MEMORY", "64MiB")
+    _quiet(forest.fit, X, y)
+    assert not hasattr(forest.estimators_[0], "_owner_name")
