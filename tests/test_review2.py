@@ -215,3 +215,19 @@ def test_forest_memory_check_counts_its_members(monkeypatch):
     monkeypatch.setenv("SKLEARN_DIFFTREES_MAX_MEMORY", "64MiB")
     _quiet(forest.fit, X, y)
     assert not hasattr(forest.estimators_[0], "_owner_name")
+
+
+# ------------------------- 6. ConvexPolytopeTree's facets count against the limit
+def test_polytope_facets_count_against_the_memory_limit(monkeypatch):
+    """Growth projects every row of a node on each of its facets (~32 bytes
+    per row and facet): max_facets=10**7 on 100 rows asked numpy for 6 GiB
+    after 25 s (or was killed) instead of raising MemoryLimitError."""
+    from sklearn_difftrees._core._memory import MemoryLimitError
+
+    monkeypatch.setenv("SKLEARN_DIFFTREES_MAX_MEMORY", "1MiB")
+    X, _, y = _data(100)
+    est = sd.ConvexPolytopeTreeClassifier(max_facets=1000, max_depth=1, growth_max_iter=1,
+                                          max_iter=1, random_state=0)
+    with pytest.raises(MemoryLimitError, match="max_facets=1000 on 100 training rows"):
+        _quiet(est.fit, X, y)
+    _quiet(est.set_params(max_facets=10).fit, X, y)

@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._compat import Interval, RealNotInt, StrOptions
 from .._core.atomic import fit_context
 from .._core._guard import check_finite_model
+from .._core._memory import check_memory
 from .._core.base import TRAINING_PARAMETER_CONSTRAINTS, BaseObliqueTree
 from .._core.optional import require_torch
 from .._core.batching import resolve_batching, validation_subsample
@@ -166,6 +167,10 @@ class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, _GreedyFloorMixi
         rng = check_random_state(self.random_state)
         auto = self.max_depth == "auto"
         n = Z.shape[0]
+        # Growth projects every row of a node on each of its facets (float64
+        # and float32 copies: ~32 bytes per row and facet, measured).
+        check_memory(type(self).__name__, 32 * n * self.max_facets,
+                     f"max_facets={self.max_facets} on {n} training rows")
         use_val = (auto or self.early_stopping) and n >= 4
         if use_val:
             tr, va = validation_split(
