@@ -185,7 +185,9 @@ def test_conditional_tel_records_count_against_the_memory_limit(monkeypatch):
                                          early_stopping=False, random_state=0)
     with pytest.raises(MemoryLimitError, match="fractional nodes per row"):
         _quiet(est.fit, X, y)
-    layer = sd.TreeEnsembleLayer(4, 1, n_trees=10, depth=10, backend="conditional")
+    # A band far wider than the scores: every node is fractional for every
+    # row, whatever the layer's random start.
+    layer = sd.TreeEnsembleLayer(4, 1, n_trees=10, depth=10, gamma=1e4, backend="conditional")
     x = torch.randn(64, 4)
     with pytest.raises(MemoryLimitError, match="on a batch of 64 rows"):
         layer(x)
