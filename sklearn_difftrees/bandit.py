@@ -33,12 +33,9 @@ from sklearn.exceptions import NotFittedError
 from ._compat import Interval, StrOptions, validate_data
 from ._core.persistence import VersionedStateMixin
 from ._core.validation import fit_standardizer
-from .dgt._bandit_feedback import (
-    CLASSIFICATION_LOSSES,
-    REGRESSION_LOSSES,
-    derivative_estimate,
-    policy_probabilities,
-)
+from .dgt._bandit_feedback import (CLASSIFICATION_LOSSES, REGRESSION_LOSSES,
+                                   check_classification_feedback, check_regression_feedback,
+                                   derivative_estimate, policy_probabilities)
 
 __all__ = [
     "EpsilonGreedyLinearBandit",
@@ -446,10 +443,10 @@ class EpsilonGreedyLinearBandit(_OnlineScaler, VersionedStateMixin, BaseEstimato
         actions : array-like of shape (n_samples,)
             Played actions (values of ``classes_``).
         losses : array-like of shape (n_samples,)
-            Observed loss of each played action.
+            Observed loss of each played action (finite).
         propensities : array-like of shape (n_samples,)
-            Probability of each played action; unused (direct-method cost
-            regression), accepted for the common bandit interface.
+            Probability, in ``(0, 1]``, of each played action; checked but
+            unused (direct-method cost regression): the common bandit interface.
 
         Returns
         -------
@@ -457,8 +454,8 @@ class EpsilonGreedyLinearBandit(_OnlineScaler, VersionedStateMixin, BaseEstimato
             The updated learner.
         """
         Z = self._contexts(X)
-        idx = np.searchsorted(self.classes_, np.asarray(actions))
-        losses = np.asarray(losses, dtype=float)
+        idx, losses, _ = check_classification_feedback(self.classes_, Z.shape[0], actions, losses,
+                                                       propensities)
         for k in np.unique(idx):
             rows = np.flatnonzero(idx == k)
             self.models_[k].partial_fit(Z[rows], losses[rows])
@@ -575,12 +572,12 @@ class OnlineLinearRegressionBandit(_OnlineScaler, VersionedStateMixin, BaseEstim
         X : array-like of shape (n_samples, n_features)
             Contexts.
         played : array-like of shape (n_samples,) or (n_samples, 2)
-            The values played (from :meth:`sample_predictions`); only the
-            losses and signs enter the update.
-        losses : array-like of shape (n_samples,) or (n_samples, 2)
-            Observed losses of the played values.
+            The values played (from :meth:`sample_predictions`; (n_samples, 2)
+            with ``feedback="two_point"``); only their shape is checked.
+        losses : array-like of the shape of ``played``
+            Observed (finite) losses of the played values.
         perturbations : array-like of shape (n_samples,)
-            The signs ``u`` returned by :meth:`sample_predictions`.
+            The signs ``u`` (-1 or +1) returned by :meth:`sample_predictions`.
 
         Returns
         -------
@@ -588,7 +585,8 @@ class OnlineLinearRegressionBandit(_OnlineScaler, VersionedStateMixin, BaseEstim
             The updated learner.
         """
         Z = self._contexts(X)
-        g = derivative_estimate(losses, perturbations, self.delta)
+        g = derivative_estimate(*check_regression_feedback(
+            Z.shape[0], self.feedback, played, losses, perturbations), self.delta)
         for z, gi in zip(Z, g):
             grad = gi * np.append(z, 1.0)
             grad[:-1] += self.alpha * self.coef_

@@ -140,6 +140,9 @@ def check_layer_input(layer, x, in_features):
     infinite inputs raise :class:`ValueError` (a layer would otherwise route
     them somewhere arbitrary and return numbers that look valid).
     """
+    if not (hasattr(x, "dim") and hasattr(x, "is_floating_point")):  # torch.Tensor's methods
+        raise TypeError(f"{layer} expects a torch.Tensor input; got {type(x).__name__} "
+                        "(convert it with torch.as_tensor(x, dtype=torch.float32)).")
     if x.dim() != 2 or x.shape[1] != in_features:
         raise ValueError(
             f"{layer} expects input of shape (n, {in_features}); got {tuple(x.shape)}."

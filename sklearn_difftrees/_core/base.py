@@ -29,7 +29,8 @@ from sklearn.metrics import r2_score
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from .._compat import Interval, RealNotInt, StrOptions, _fit_context
+from .._compat import Interval, RealNotInt, StrOptions
+from .atomic import fit_context
 from .optional import require_torch
 from .persistence import VersionedStateMixin
 from .batching import resolve_batching
@@ -230,7 +231,7 @@ class BaseGradientModel(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         self.__dict__.pop("_module_state", None)
         return self
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Train the model by gradient descent, then freeze it into numpy arrays.
 

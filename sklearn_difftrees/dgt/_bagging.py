@@ -10,6 +10,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils.parallel import Parallel, delayed
 
+from .._core._memory import models_held
 from .._core._progress import Progress
 from .._core.batching import resolve_batching
 from .._core.validation import normalize_weights
@@ -91,7 +92,14 @@ def _fit_chunk(members, X, y, weights, single_thread, bag=None, on_member_done=N
             device = resolve_device("auto", X.shape[0]).type
             for member in members:
                 member.set_params(device=device)
-        plans = [member._fit_setup(X, y, w) for member, w in zip(members, weights)]
+        # Messages (convergence, divergence, memory, member progress) name the forest.
+        name = _FOREST_OF_MEMBER.get(type(members[0]).__name__, type(members[0]).__name__)
+        for member in members:
+            member._owner_name = f"{name} members"
+        # The chunk's members are held (and trained) together: each member's
+        # memory check counts all of them.
+        with models_held(len(members)):
+            plans = [member._fit_setup(X, y, w) for member, w in zip(members, weights)]
         if bag is not None:
             from ._bag_rows import use_bag_rows
 
@@ -101,8 +109,6 @@ def _fit_chunk(members, X, y, weights, single_thread, bag=None, on_member_done=N
         # own would depend on its bootstrap draw, and so on the chunking).
         batch, epoch_rows = resolve_batching(members[0].batch_size, X.shape[0],
                                              members[0]._base_batch_size)
-        # Messages (convergence, divergence, member progress) name the forest.
-        name = _FOREST_OF_MEMBER.get(type(members[0]).__name__, type(members[0]).__name__)
         for plan in plans:
             plan.train_kwargs.update(batch_size=batch, epoch_rows=epoch_rows,
                                      name=f"{name} members")
@@ -112,6 +118,7 @@ def _fit_chunk(members, X, y, weights, single_thread, bag=None, on_member_done=N
             member.init_ = member.init  # "cart" or "random": one start per member
             member._fit_complete(plan, history)
             member._discard_warm_start_state()
+            del member._owner_name
     finally:
         torch.set_num_threads(previous)
     return members

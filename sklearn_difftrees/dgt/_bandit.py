@@ -13,7 +13,7 @@ from numbers import Real
 
 import numpy as np
 from sklearn.base import RegressorMixin
-from sklearn.utils.validation import check_is_fitted, column_or_1d
+from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, _fit_context
 from .._core.base import TreeClassifierMixin
@@ -22,6 +22,8 @@ from ._bandit_base import _DOC_COMMON_ATTRS, _DOC_COMMON_PARAMS, _DOC_REFERENCES
 from ._bandit_feedback import (
     CLASSIFICATION_LOSSES,
     REGRESSION_LOSSES,
+    check_classification_feedback,
+    check_regression_feedback,
     derivative_estimate,
     policy_probabilities,
 )
@@ -300,21 +302,8 @@ class DGTBanditClassifier(_BanditPolicyMixin, TreeClassifierMixin, _BaseDGTBandi
         """
         X = self._contexts(X)
         n = X.shape[0]
-        # Not cast to classes_.dtype first: that truncated 1.9 to class 1 and
-        # "abc" to class "a" (a '<U1' dtype) without an error.
-        actions = column_or_1d(np.asarray(actions), warn=True)
-        if actions.shape != (n,):
-            raise ValueError(f"actions must have shape ({n},); got {actions.shape}.")
-        try:
-            idx = np.minimum(np.searchsorted(self.classes_, actions), self.n_classes_ - 1)
-        except TypeError:  # object labels that do not compare with classes_
-            idx = np.zeros(n, dtype=np.intp)
-        if not np.array_equal(self.classes_[idx], actions):
-            raise ValueError(f"actions must be values of classes_={self.classes_}.")
-        losses = self._check_losses(losses, (n,), 0.0, 1.0)
-        propensities = self._check_losses(propensities, (n,), name="propensities")
-        if np.any(propensities <= 0) or np.any(propensities > 1):
-            raise ValueError("propensities must lie in (0, 1].")
+        idx, losses, propensities = check_classification_feedback(
+            self.classes_, n, actions, losses, propensities, 0.0, 1.0)
         self._learn(
             X,
             lambda out, leaf, rows: self._surrogate(
@@ -560,12 +549,7 @@ class DGTBanditRegressor(RegressorMixin, _BaseDGTBandit):
         """
         X = self._contexts(X)
         n = X.shape[0]
-        shape = (n, 2) if self.feedback == "two_point" else (n,)
-        self._check_losses(played, shape, name="played")
-        losses = self._check_losses(losses, shape)
-        u = self._check_losses(perturbations, (n,), name="perturbations")
-        if not np.all(np.abs(u) == 1):
-            raise ValueError("perturbations must be -1 or +1.")
+        losses, u = check_regression_feedback(n, self.feedback, played, losses, perturbations)
         g = derivative_estimate(losses, u, self.delta)
         self._learn(X, lambda out, leaf, rows: self._surrogate(out, g[rows]))
         return self

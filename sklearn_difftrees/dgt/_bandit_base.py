@@ -17,6 +17,7 @@ from .._core.onnx_graph import hard_tree_outputs
 from .._core.optional import require_torch
 from .._core.tree import ObliqueTree
 from .._core.validation import check_predict_data, constant_columns, fit_standardizer
+from ._bandit_feedback import check_feedback
 
 __all__ = ["_BaseDGTBandit"]
 
@@ -213,16 +214,7 @@ class _BaseDGTBandit(BaseObliqueTree):
     def _rng_for(self, random_state):
         return self._rng if random_state is None else check_random_state(random_state)
 
-    @staticmethod
-    def _check_losses(losses, shape, low=None, high=None, name="losses"):
-        losses = np.asarray(losses, dtype=np.float64)
-        if losses.shape != shape:
-            raise ValueError(f"{name} must have shape {shape}; got {losses.shape}.")
-        if not np.all(np.isfinite(losses)):
-            raise ValueError(f"{name} must be finite.")
-        if low is not None and (losses.min(initial=low) < low or losses.max(initial=high) > high):
-            raise ValueError(f"{name} must lie in [{low}, {high}].")
-        return losses
+    _check_losses = staticmethod(check_feedback)
 
     # ------------------------------------------------------------------ onnx
     def _onnx_graph(self, graph):

@@ -1,13 +1,18 @@
 """What a DGT bandit plays and what it learns from (torch-free): the exploration
 policy of the classifier (eq. 7), the gradient estimate of the regressor from
-one- or two-point loss feedback (eqs. 9-10), and the named losses ``fit``
-simulates. Also used by the baselines of :mod:`sklearn_difftrees.bandit`."""
+one- or two-point loss feedback (eqs. 9-10), the named losses ``fit``
+simulates, and the checks of logged feedback (``update``). Also used by the
+baselines of :mod:`sklearn_difftrees.bandit`."""
 
 import numpy as np
+from sklearn.utils.validation import column_or_1d
 
 __all__ = [
     "CLASSIFICATION_LOSSES",
     "REGRESSION_LOSSES",
+    "check_classification_feedback",
+    "check_feedback",
+    "check_regression_feedback",
     "derivative_estimate",
     "policy_probabilities",
 ]
@@ -52,3 +57,51 @@ def derivative_estimate(losses, perturbations, delta):
     if losses.ndim == 1:
         return losses * u / delta
     return (losses[:, 0] - losses[:, 1]) * u / (2.0 * delta)
+
+
+def check_feedback(values, shape, low=None, high=None, name="losses"):
+    """``values`` as a float64 array of ``shape``, finite (and within ``[low, high]``)."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.shape != shape:
+        raise ValueError(f"{name} must have shape {shape}; got {values.shape}.")
+    if not np.all(np.isfinite(values)):
+        raise ValueError(f"{name} must be finite.")
+    if low is not None and (values.min(initial=low) < low or values.max(initial=high) > high):
+        raise ValueError(f"{name} must lie in [{low}, {high}].")
+    return values
+
+
+def check_classification_feedback(classes, n, actions, losses, propensities, low=None,
+                                  high=None):
+    """``(indices in classes of the actions, losses, propensities)`` of ``n`` rounds.
+
+    Each action must be a value of the sorted ``classes`` as given (not cast to
+    their dtype first: that truncated 1.9 to class 1 and "abc" to class "a");
+    losses finite (within ``[low, high]``), propensities in ``(0, 1]``.
+    """
+    actions = column_or_1d(np.asarray(actions), warn=True)
+    if actions.shape != (n,):
+        raise ValueError(f"actions must have shape ({n},); got {actions.shape}.")
+    try:
+        idx = np.minimum(np.searchsorted(classes, actions), classes.size - 1)
+    except TypeError:  # object labels that do not compare with classes
+        idx = np.zeros(n, dtype=np.intp)
+    if not np.array_equal(classes[idx], actions):
+        raise ValueError(f"actions must be values of classes_={classes}.")
+    losses = check_feedback(losses, (n,), low, high)
+    propensities = check_feedback(propensities, (n,), name="propensities")
+    if np.any(propensities <= 0) or np.any(propensities > 1):
+        raise ValueError("propensities must lie in (0, 1].")
+    return idx, losses, propensities
+
+
+def check_regression_feedback(n, feedback, played, losses, perturbations):
+    """``(losses, perturbations)`` of ``n`` rounds of ``feedback`` ("one_point":
+    shape (n,), "two_point": (n, 2)), finite; the signs ``u`` are -1 or +1."""
+    shape = (n, 2) if feedback == "two_point" else (n,)
+    check_feedback(played, shape, name="played")
+    losses = check_feedback(losses, shape)
+    u = check_feedback(perturbations, (n,), name="perturbations")
+    if not np.all(np.abs(u) == 1):
+        raise ValueError("perturbations must be -1 or +1.")
+    return losses, u

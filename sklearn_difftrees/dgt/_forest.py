@@ -22,7 +22,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils.parallel import Parallel, delayed
 from sklearn.utils.validation import check_is_fitted
 
-from .._compat import Interval, RealNotInt, StrOptions, _fit_context
+from .._compat import Interval, RealNotInt, StrOptions
+from .._core.atomic import fit_context
 from .._core.categorical import CATEGORICAL_CONSTRAINT, input_importances
 from .._core.optional import require_torch
 from .._core.persistence import VersionedStateMixin
@@ -163,7 +164,7 @@ class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         return member
 
     # --------------------------------------------------------------------- fit
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit ``n_estimators`` DGT trees, each on a bootstrap sample.
 

@@ -13,7 +13,8 @@ import numpy as np
 from sklearn.base import ClusterMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._compat import Interval, StrOptions, _fit_context, validate_data
+from .._compat import Interval, StrOptions, validate_data
+from .._core.atomic import fit_context
 from .._core.base import TRAINING_PARAMETER_CONSTRAINTS, BaseObliqueTree
 from .._core.optional import require_torch
 from .._core.tree import ObliqueTree
@@ -241,7 +242,7 @@ class LatentTreeClusterer(ClusterMixin, _PrunedTreeMixin, BaseObliqueTree):
             )
         return inputs, targets
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None):
         """Learn the hierarchy from ``X``.
 
@@ -287,7 +288,7 @@ class LatentTreeClusterer(ClusterMixin, _PrunedTreeMixin, BaseObliqueTree):
             raise FloatingPointError(str(exc).replace(type(reg).__name__, name)) from exc
         for w in caught:
             warnings.warn(str(w.message).replace(type(reg).__name__, name), w.category,
-                          stacklevel=3)  # fit, its _fit_context wrapper, the caller
+                          stacklevel=4)  # fit, its two fit_context wrappers, the caller
         self.regressor_ = reg
         self._inputs, self._targets = inputs, targets
 

@@ -202,6 +202,21 @@ class LatentTreeLayer(nn.Module):
         return tree_isotonic(q, lam, self.backend)
 
     @torch.no_grad()
+    def _check_batch(self, x):
+        """The checks of a batch on which the pruning problem is solved."""
+        check_layer_input("LatentTreeLayer", x, self.in_features)
+        if x.shape[0] == 0:
+            raise ValueError(
+                "LatentTreeLayer needs at least one row: the pruning problem is "
+                "solved on the batch."
+            )
+        # Scores, rewards, z and the PAV buffers: a few (n, n_nodes) arrays.
+        check_memory(
+            "LatentTreeLayer",
+            48 * x.shape[0] * self.n_nodes,
+            f"max_depth={self.max_depth} on a batch of {x.shape[0]} rows",
+        )
+
     def fix_pruning(self, x):
         """Fix the pruning vector from the rows of ``x`` (used in ``eval()``).
 
@@ -215,6 +230,7 @@ class LatentTreeLayer(nn.Module):
         a : torch.Tensor of shape (n_nodes,)
             The fixed pruning vector (also stored as ``fixed_pruning``).
         """
+        self._check_batch(x)
         a, _ = self.solve(self.rewards(x))
         self.fixed_pruning = a.detach().clone()
         return self.fixed_pruning
@@ -240,18 +256,7 @@ class LatentTreeLayer(nn.Module):
         a : torch.Tensor of shape (n_nodes,)
             The pruning vector (only when ``return_pruning=True``).
         """
-        check_layer_input("LatentTreeLayer", x, self.in_features)
-        if x.shape[0] == 0:
-            raise ValueError(
-                "LatentTreeLayer needs at least one row: the pruning problem is "
-                "solved on the batch."
-            )
-        # Scores, rewards, z and the PAV buffers: a few (n, n_nodes) arrays.
-        check_memory(
-            "LatentTreeLayer",
-            48 * x.shape[0] * self.n_nodes,
-            f"max_depth={self.max_depth} on a batch of {x.shape[0]} rows",
-        )
+        self._check_batch(x)
         if self.training and bool(self.bias_pending):
             self.init_bias(x.detach())
         q = self.rewards(x)

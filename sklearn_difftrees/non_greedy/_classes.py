@@ -6,7 +6,8 @@ import numpy as np
 from sklearn.base import is_classifier
 from sklearn.utils import check_random_state
 
-from .._compat import Interval, RealNotInt, StrOptions, _fit_context
+from .._compat import Interval, RealNotInt, StrOptions
+from .._core.atomic import fit_context
 from .._core._guard import check_finite_model
 from .._core._memory import check_memory
 from .._core.categorical import CATEGORICAL_CONSTRAINT
@@ -179,7 +180,7 @@ class _BaseNonGreedy(BaseObliqueTree):
                                  + [("reference", lambda: embed(ref.cart))])
         return (*tree, True)
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Grow CART, refine it with CO2, then optimize the surrogate bound by SGD.
 

@@ -9,22 +9,18 @@ from sklearn.metrics import r2_score
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from .._compat import Interval, RealNotInt, StrOptions, _fit_context
+from .._compat import Interval, RealNotInt, StrOptions
+from .._core.atomic import fit_context
 from .._core._guard import check_finite_model
+from .._core._memory import check_memory
 from .._core.base import TRAINING_PARAMETER_CONSTRAINTS, BaseObliqueTree
 from .._core.optional import require_torch
 from .._core.batching import resolve_batching, validation_subsample
 from .._core.categorical import CATEGORICAL_CONSTRAINT, input_importances
 from .._core.greedy import row_subsample
-from .._core.validation import (
-    check_fit_data,
-    check_predict_data,
-    constant_columns,
-    encode_classification_target,
-    fit_standardizer,
-    normalize_weights,
-    validation_split,
-)
+from .._core.validation import (check_fit_data, check_predict_data, constant_columns,
+                                 encode_classification_target, fit_standardizer,
+                                 normalize_weights, validation_split)
 from ._criterion import _Criterion
 from ._docstrings import _DOC_ATTRS, _DOC_PARAMS, _DOC_REF
 from ._floor import _GreedyFloorMixin
@@ -134,7 +130,7 @@ class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, _GreedyFloorMixi
         self.verbose = verbose
 
     # ------------------------------------------------------------------ fit
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Grow the tree greedily, refine it jointly, and freeze it into ``tree_``.
 
@@ -171,6 +167,10 @@ class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, _GreedyFloorMixi
         rng = check_random_state(self.random_state)
         auto = self.max_depth == "auto"
         n = Z.shape[0]
+        # Growth projects every row of a node on each of its facets (float64
+        # and float32 copies: ~32 bytes per row and facet, measured).
+        check_memory(type(self).__name__, 32 * n * self.max_facets,
+                     f"max_facets={self.max_facets} on {n} training rows")
         use_val = (auto or self.early_stopping) and n >= 4
         if use_val:
             tr, va = validation_split(

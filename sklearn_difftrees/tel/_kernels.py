@@ -9,6 +9,7 @@ of the conditional forward pass until every row fits.
 import numpy as np
 
 from .._core._guard import check_fitted_arrays
+from .._core._memory import check_memory
 from .._kernels._tel import MAX_DEPTH, _tel_backward, _tel_forward
 
 __all__ = [
@@ -129,6 +130,12 @@ def tel_forward(X, W, b, O, gamma, *, record=False, capacity=16, n_threads=1):
         # Only the rows whose record was truncated run again, into buffers of
         # the longest one's exact size (their outputs are already complete).
         needed = int(length[over].max())
+        # Every node can be fractional for every row (soft splits at the start
+        # of training): checked before the buffers of that size are allocated.
+        check_memory("TreeEnsembleLayer", 12 * (n + over.size) * needed,
+                     f"n_trees={W.shape[0]}, depth={int(W.shape[1]).bit_length()} on a batch "
+                     f"of {n} rows, whose conditional pass records up to {needed} fractional "
+                     "nodes per row (a smaller batch_size, depth or n_trees)")
         sub_node = np.empty((over.size, needed), dtype=np.int32)
         sub_value = np.empty((over.size, needed), dtype=np.float64)
         _tel_forward(X[over], W, b, O, float(gamma), np.empty((over.size, O.shape[2]), dtype),
