@@ -306,7 +306,9 @@ class BaseGradientModel(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         keep_start = False
         if warm:
             check_warm_state(self, module.state_dict(), self._module_state)
-            module.load_state_dict({k: torch.from_numpy(v) for k, v in self._module_state.items()})
+            # np.array: a writable copy (a model loaded read-only, e.g. joblib mmap_mode="r").
+            module.load_state_dict({k: torch.from_numpy(np.array(v))
+                                    for k, v in self._module_state.items()})
         else:
             keep_start = self._init_module(module, Z_fit, Y_fit, w_fit, seed)
         module.to(device)

@@ -174,7 +174,8 @@ class _BaseDGTBandit(BaseObliqueTree):
             # after its last successful update (rebuilt from _state).
             self.__dict__.pop("_engine", None)
             raise
-        self._leaf_counts += np.bincount(leaves, minlength=self._leaf_counts.size)
+        # Not in place: the counts of a model loaded read-only (mmap) stay as they were.
+        self._leaf_counts = self._leaf_counts + np.bincount(leaves, minlength=self._leaf_counts.size)
         self.n_rounds_ += X.shape[0]
         self._sync(engine)
 
@@ -198,7 +199,8 @@ class _BaseDGTBandit(BaseObliqueTree):
                 type(self).__name__,
                 on_rounds=lambda k: progress.update(k, line=False) if progress.enabled else None,
             )
-            self._leaf_counts += np.bincount(leaves, minlength=self._leaf_counts.size)
+            self._leaf_counts = self._leaf_counts + np.bincount(leaves,
+                                                                minlength=self._leaf_counts.size)
             self.n_rounds_ += X.shape[0]
             self.loss_curve_.append(float(np.mean(np.concatenate(self._played_losses))))
             del self._played_losses
