@@ -15,7 +15,11 @@ from sklearn.metrics import r2_score
 from sklearn.model_selection import train_test_split
 
 from sklearn_difftrees import export_text
-from sklearn_difftrees.latent_tree import LatentTreeClassifier, LatentTreeRegressor
+from sklearn_difftrees.latent_tree import (
+    LatentTreeClassifier,
+    LatentTreeClusterer,
+    LatentTreeRegressor,
+)
 from sklearn_difftrees.latent_tree._forward import node_rewards_numpy
 from sklearn_difftrees.latent_tree._module import LatentTreeLayer, _LatentTreeNet
 from sklearn_difftrees.latent_tree._pav import tree_isotonic_forward
@@ -639,3 +643,15 @@ def test_layer_keeps_a_half_precision_dtype(backend):
     assert out.dtype == torch.float16
     out.float().sum().backward()
     assert x.grad is not None and x.grad.dtype == torch.float16
+
+
+def test_clusterer_names_a_text_category_column():
+    """A pandas category column of strings is refused by name (numpy's
+    "could not convert string to float" named no column)."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.RandomState(0)
+    X = pd.DataFrame({"a": rng.randn(40), "colour": pd.Categorical(rng.choice(["r", "g"], 40))})
+    with pytest.raises(ValueError, match="'colour' has non-numeric categories"):
+        LatentTreeClusterer(max_iter=1).fit(X)
+    X["colour"] = pd.Categorical(rng.choice([1, 2], 40))  # numeric categories: used as numbers
+    assert LatentTreeClusterer(max_iter=1).fit(X).n_features_in_ == 2

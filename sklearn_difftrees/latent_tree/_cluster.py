@@ -21,6 +21,23 @@ from .._core.tree import ObliqueTree
 from ._classes import LatentTreeRegressor
 from ._pruned import _PrunedTreeMixin
 
+
+def _refuse_text_categories(X):
+    """Refuse pandas ``category`` columns of non-numeric categories: the
+    clusterer reconstructs numeric features (numpy's "could not convert string
+    to float" named no column). The supervised estimators encode such columns
+    themselves (``categorical_features``); here the encoding is the user's."""
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is None or not hasattr(dtypes, "__iter__"):
+        return
+    for name, dtype in zip(X.columns, dtypes):
+        if (getattr(dtype, "name", "") == "category"
+                and np.asarray(dtype.categories).dtype.kind not in "biuf"):
+            raise ValueError(
+                f"LatentTreeClusterer reconstructs numeric features, and the category "
+                f"column {name!r} has non-numeric categories; encode it first (e.g. "
+                "sklearn.preprocessing.OneHotEncoder in a Pipeline).")
+
 __all__ = ["LatentTreeClusterer"]
 
 
@@ -260,6 +277,7 @@ class LatentTreeClusterer(ClusterMixin, _PrunedTreeMixin, BaseObliqueTree):
         self : object
             Fitted estimator.
         """
+        _refuse_text_categories(X)
         X = validate_data(
             self, X, dtype=[np.float64, np.float32], order="C", ensure_min_samples=2
         )
