@@ -1,6 +1,7 @@
 """DGT-Bandit learners (Algorithm 1): gradient estimators, online protocol, simulator."""
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -554,3 +555,22 @@ def test_simulate_refuses_held_out_rows_without_their_targets():
         simulate(learner, X, y, X_eval=X, eval_every=20)
     with pytest.raises(ValueError, match="X_eval has 40 rows but y_eval has 39"):
         simulate(learner, X, y, X_eval=X, y_eval=y[:-1], eval_every=20)
+
+
+def test_linear_policy_is_quiet_on_extreme_contexts():
+    """Contexts far outside the training range (1e300) give finite
+    probabilities without numpy's overflow warning (the logistic reward
+    models' sigmoid is scipy's expit)."""
+    rng = np.random.RandomState(0)
+    X = rng.randn(200, 3)
+    y = (X[:, 0] > 0).astype(int)
+    model = DGTBanditClassifier(random_state=0).fit(X, y)
+    assert model.leaf_estimator == "linear"
+    X_far = X[:4].copy()
+    X_far[:, 1] = 1e300
+    X_far[1, 2] = -1e300
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        proba = model.predict_proba(X_far)
+    assert np.all(np.isfinite(proba))
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)

@@ -6,6 +6,7 @@ context reaches; otherwise the leaf values of ``tree_``. The learning side is
 in :mod:`sklearn_difftrees.dgt._bandit_torch` (``OnlineDGT``)."""
 
 import numpy as np
+from scipy.special import expit
 from sklearn.utils.validation import check_is_fitted
 
 from .._core.onnx_graph import classifier_outputs, leaf_outputs, oblique_leaves
@@ -16,7 +17,8 @@ __all__ = ["_BanditPolicyMixin"]
 
 
 def _sigmoid(t):
-    return 1.0 / (1.0 + np.exp(-t))
+    # scipy's expit: no overflow warning for contexts far outside the training range.
+    return expit(t)
 
 
 class _BanditPolicyMixin:
