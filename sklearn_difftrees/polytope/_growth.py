@@ -26,9 +26,9 @@ STUMP_MIN_STEPS = 50
 #: larger node's epochs continue through one shuffled pass of its rows, so
 #: that a stump gets at most ``growth_max_iter * 16,384`` rows (a few hundred
 #: optimizer steps). On the 100k x 50 table (80,000 training rows, batches
-#: of 625) the root's stump took 2,560 steps and the whole growth about 14 s
-#: CPU (busy machine); with the cap the root's takes 540 and the growth
-#: about 7 s. Nodes of at most 16,384 rows (every node of every table of
+#: of 625) the root's stump took 2,560 steps and the whole growth 11-12 s
+#: CPU; with the cap the root's takes 540 and the growth 7.0 s (side by
+#: side). Nodes of at most 16,384 rows (every node of every table of
 #: ``benchmarks/bench_defaults.py``) are unchanged.
 STUMP_MAX_EPOCH_ROWS = 16_384
 

@@ -251,8 +251,8 @@ def _selector(ix, device):
 #: ``max_iter * 16,384`` rows and early stopping looks at the validation
 #: rows every 16,384 training rows. The default fit on the 100k x 50 table
 #: (80,000 training rows, epochs of 128 steps before) ran 57 epochs of
-#: 80,000 rows (25 s of its 48 s CPU on a busy machine); now 100 epochs of
-#: 27 steps (about 12 s). Every table of ``benchmarks/bench_defaults.py``
+#: 80,000 rows (19-20 s CPU of its 39-40 s, side by side); now 100 epochs
+#: of 27 steps (10.4 s). Every table of ``benchmarks/bench_defaults.py``
 #: has fewer training rows: unchanged there.
 REFINE_MAX_EPOCH_ROWS = 16_384
 
