@@ -226,6 +226,28 @@ def test_auto_polytope_caps_stump_and_refinement_epochs(monkeypatch):
     assert all(rows == n for n, rows in stumps)
 
 
+def test_polytope_validation_choice_freezes_candidates_on_the_greedy_rows(monkeypatch):
+    """The validation choice freezes its candidates (facet selection,
+    thresholds, leaves) on at most the core's GREEDY_MAX_ROWS training rows,
+    the rows its CARTs grow on; the returned tree is frozen on every fit row."""
+    from sklearn_difftrees.polytope import _floor
+    from sklearn_difftrees.polytope._freeze import _FreezeMixin
+
+    monkeypatch.setattr(_floor, "GREEDY_MAX_ROWS", 300)
+    rows, drop = [], _FreezeMixin._drop_facets
+
+    def spy(self, params, Z, *args):
+        rows.append(Z.shape[0])
+        return drop(self, params, Z, *args)
+
+    monkeypatch.setattr(_FreezeMixin, "_drop_facets", spy)
+    X, y = _data(1000)
+    est = ConvexPolytopeTreeClassifier(max_depth=2, max_iter=2, growth_max_iter=2,
+                                       random_state=0).fit(X, y)
+    assert est.validation_scores_ is not None
+    assert rows[:2] == [300, 300] and rows[-1] == 1000
+
+
 def test_validation_subsample_caps_only_auto_above_the_limit():
     from sklearn_difftrees._core.batching import MAX_VALIDATION_ROWS, validation_subsample
 
