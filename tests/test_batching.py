@@ -193,6 +193,61 @@ def test_auto_polytope_level_epoch_is_shared_by_its_nodes(small_limits, monkeypa
         assert sum(rows) <= 64 * level_rows / n_train + len(rows)
 
 
+def test_auto_polytope_caps_stump_and_refinement_epochs(monkeypatch):
+    """Under "auto" a stump's epoch visits at most STUMP_MAX_EPOCH_ROWS of its
+    node's rows and a refinement epoch at most REFINE_MAX_EPOCH_ROWS rows
+    (limits shrunk here); an int batch_size visits every row every epoch."""
+    from sklearn_difftrees.polytope import _growth, _training
+
+    monkeypatch.setattr(_growth, "STUMP_MAX_EPOCH_ROWS", 100)
+    monkeypatch.setattr(_training, "REFINE_MAX_EPOCH_ROWS", 150)
+    stumps, refined = [], []
+    train_stumps, train = _training.train_stumps, _training.train
+
+    def stumps_spy(nodes, **kwargs):
+        stumps.append((max(Z.shape[0] for Z, *_ in nodes), max(kwargs["epoch_rows"])))
+        return train_stumps(nodes, **kwargs)
+
+    def train_spy(module, loss_fn, data, **kwargs):
+        refined.append((data[0].shape[0], kwargs["epoch_rows"]))
+        return train(module, loss_fn, data, **kwargs)
+
+    monkeypatch.setattr(_training, "train_stumps", stumps_spy)
+    monkeypatch.setattr(_training, "train", train_spy)
+    X, y = _data(1000)
+    est = ConvexPolytopeTreeClassifier(max_depth=2, max_iter=2, growth_max_iter=2,
+                                       random_state=0).fit(X, y)
+    assert stumps[0] == (800, 100) and refined == [(800, 150)]
+    assert all(rows == min(n, 100) for n, rows in stumps)
+    assert est.score(X, y) > 0.4
+    stumps.clear(), refined.clear()
+    est.set_params(batch_size=64).fit(X, y)
+    assert stumps[0] == (800, 800) and refined == [(800, 800)]
+    assert all(rows == n for n, rows in stumps)
+
+
+def test_polytope_validation_choice_freezes_candidates_on_the_greedy_rows(monkeypatch):
+    """The validation choice freezes its candidates (facet selection,
+    thresholds, leaves) on at most the core's GREEDY_MAX_ROWS training rows,
+    the rows its CARTs grow on; the returned tree is frozen on every fit row."""
+    from sklearn_difftrees.polytope import _floor
+    from sklearn_difftrees.polytope._freeze import _FreezeMixin
+
+    monkeypatch.setattr(_floor, "GREEDY_MAX_ROWS", 300)
+    rows, drop = [], _FreezeMixin._drop_facets
+
+    def spy(self, params, Z, *args):
+        rows.append(Z.shape[0])
+        return drop(self, params, Z, *args)
+
+    monkeypatch.setattr(_FreezeMixin, "_drop_facets", spy)
+    X, y = _data(1000)
+    est = ConvexPolytopeTreeClassifier(max_depth=2, max_iter=2, growth_max_iter=2,
+                                       random_state=0).fit(X, y)
+    assert est.validation_scores_ is not None
+    assert rows[:2] == [300, 300] and rows[-1] == 1000
+
+
 def test_validation_subsample_caps_only_auto_above_the_limit():
     from sklearn_difftrees._core.batching import MAX_VALIDATION_ROWS, validation_subsample
 
@@ -237,12 +292,14 @@ def _polytope_spies(monkeypatch):
 def test_auto_polytope_caps_validation_floor_and_facet_rows(small_limits, monkeypatch):
     """On a large table (here: limits shrunk) "auto" evaluates every epoch on
     MAX_VALIDATION_ROWS validation rows (the same subsample, seeded) and
-    selects each node's facets on at most one epoch's rows; an int
-    batch_size, or a table under the limits, uses all. The floor's CARTs grow
-    on at most the core's GREEDY_MAX_ROWS rows, whatever batch_size."""
-    from sklearn_difftrees.polytope import _floor
+    selects each node's facets on at most the family's SELECT_MAX_ROWS rows;
+    an int batch_size, or a table under the limits, uses all. The floor's
+    CARTs grow on at most the core's GREEDY_MAX_ROWS rows, whatever
+    batch_size."""
+    from sklearn_difftrees.polytope import _floor, _freeze
 
     monkeypatch.setattr(batching, "MAX_VALIDATION_ROWS", 50)
+    monkeypatch.setattr(_freeze, "SELECT_MAX_ROWS", 64)
     monkeypatch.setattr(_floor, "GREEDY_MAX_ROWS", 300)
     seen = _polytope_spies(monkeypatch)
     X, y = _data(1000)

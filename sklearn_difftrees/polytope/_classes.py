@@ -228,7 +228,7 @@ class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, _GreedyFloorMixi
                 val = (Z[vs], Y_fit[vs], w_fit[vs])
             refined, history = _training.refine(
                 sorted(params), scaled, Z[tr], Y_fit[tr], w_fit[tr], val,
-                classification=classification, prior=prior,
+                classification=classification, prior=prior, capped=self.batch_size == "auto",
                 settings={**settings, "verbose": self.verbose},
                 max_iter=self.max_iter, early_stopping=val is not None,
                 seed=seed, device=device, name=type(self).__name__,

@@ -64,17 +64,23 @@ _DOC_PARAMS = """
     growth_max_iter : int, default=20
         Epochs of each stump during growth (at least 50 optimizer steps for
         small nodes; stops early when the stump's loss stops improving).
+        Under ``batch_size="auto"`` an epoch of a node of more than 16,384
+        rows visits 16,384 of them, its epochs continuing through its
+        shuffled rows.
     max_iter : int, default=100
         Epochs of the joint refinement of all splits (``0`` skips it). It is
         a budget: the prior is switched on over its first half, so the
         objective keeps moving and the refinement often uses all of it (with
         early stopping, the best validation epoch is kept). Reaching it is
         therefore not reported as a ``ConvergenceWarning``; ``n_iter_`` and
-        ``loss_curve_`` show what happened.
+        ``loss_curve_`` show what happened. Under ``batch_size="auto"`` an
+        epoch visits at most 16,384 training rows (larger training parts are
+        visited over successive epochs).
 """ + batch_size_doc(256, large=(
-    ", the refinement's early stopping evaluates at most 32,768 validation\n"
+    " (here 16,384 rows per epoch of the refinement and of each stump),\n"
+    "        the refinement's early stopping evaluates at most 32,768 validation\n"
     "        rows per epoch (one seeded subsample), and each node's facet\n"
-    "        selection uses random subsamples of 131,072 rows")) + """        The same batch serves the stumps and the refinement (the entropy is
+    "        selection uses random subsamples of 16,384 rows")) + """        The same batch serves the stumps and the refinement (the entropy is
         estimated per batch, so very small batches make it noisy).
     learning_rate : float, default=5e-2
         Learning rate of both the stumps and the refinement.

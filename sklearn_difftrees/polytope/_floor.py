@@ -96,9 +96,11 @@ class _GreedyFloorMixin:
         checkerboard, growth stops a few levels down and only a deep greedy
         tree finds them). Each tree is frozen by ``build`` with
         its facets (selected once per set of splits), thresholds and leaves
-        set on the training rows ``tr`` only and scored row by row on the validation
-        rows ``va`` (the per-row losses of the depth choice, leaves from
-        ``tr``). Another candidate replaces the default only
+        set on the training rows ``tr`` only (at most the core's
+        :data:`~sklearn_difftrees._core.greedy.GREEDY_MAX_ROWS` of them: a
+        seeded subsample beyond, the rows the CARTs grow on) and scored row
+        by row on the validation rows ``va`` (the per-row losses of the depth
+        choice, leaves from ``tr``). Another candidate replaces the default only
         when the statistic ``z`` of the core's
         :func:`~sklearn_difftrees._core.selection.paired_advantage` exceeds
         :data:`SELECTION_Z` (for 0 / 1 errors, the sign test's
@@ -106,6 +108,9 @@ class _GreedyFloorMixin:
         validation part is small and the trees are within noise, the
         default stays; of several, the one with the largest advantage wins.
         """
+        # Every candidate is frozen on at most GREEDY_MAX_ROWS training rows:
+        # the rows the CARTs grow on (tuned_depth's draw, seed 0).
+        tr = tr[row_subsample(tr.size, GREEDY_MAX_ROWS, 0)]
         candidates = {("refined", self.threshold): refined}
         if self.threshold == "refit":
             candidates["refined", 0.5] = refined

@@ -7,12 +7,11 @@ import math
 
 import numpy as np
 
-from .._core.batching import resolve_batching
 from .._core.greedy import row_subsample
 from ._criterion import _softplus, _std_scores
 from ._tree import PolytopeTree
 
-__all__ = ["PRIOR_EPS", "_FreezeMixin"]
+__all__ = ["PRIOR_EPS", "SELECT_MAX_ROWS", "_FreezeMixin"]
 
 #: ``ln(r + PRIOR_EPS)`` replaces ``ln r`` in the gamma-process prior (training
 #: penalty and facet selection), so that the objective stays bounded when
@@ -22,6 +21,16 @@ PRIOR_EPS = 1e-6
 #: of the node's threshold on every training row reaching the node is
 #: dropped from the fitted split before the MAP selection (``_drop_facets``).
 FACET_DROP_TOL = 1e-2
+#: Most rows of a node on which the MAP facet selection compares facet
+#: sets under ``batch_size="auto"`` (a seeded subsample beyond; before
+#: 2026-11-26, the core's ``MAX_EPOCH_ROWS``, 131,072). Each comparison
+#: sorts the node's scores, a few dozen per node: on the 100k x 50 table the
+#: three selections of a fit (the refined and the grown splits on the
+#: training part, the refined ones on every fit row) took 3.9 s CPU on all
+#: rows and 2.4 s with this cap, keeping 400 / 219 / 219 facets against 402
+#: / 218 / 219. Nodes of at most 16,384 rows (every node of every table of
+#: ``benchmarks/bench_defaults.py``) are unchanged.
+SELECT_MAX_ROWS = 16_384
 
 
 class _FreezeMixin:
@@ -52,10 +61,9 @@ class _FreezeMixin:
         the threshold on every row go first (they cannot move the split).
         Stronger priors (smaller ``gamma0``, larger ``c0``) save more per
         facet and so drop more facets. With ``batch_size="auto"``, a node
-        reached by more than
-        :data:`~sklearn_difftrees._core.batching.MAX_EPOCH_ROWS` rows
-        selects on a subsample of that many (seeded by the node), its weights
-        scaled to the node's total.
+        reached by more than :data:`SELECT_MAX_ROWS` rows selects on a
+        subsample of that many (seeded by the node), its weights scaled to
+        the node's total.
         """
         node = np.zeros(Z.shape[0], dtype=np.int64)
         out = {}
@@ -67,11 +75,12 @@ class _FreezeMixin:
                 C = _softplus(Zv @ beta.T + bias) * r  # (n_v, K) contributions
                 keep = C.max(axis=0) >= FACET_DROP_TOL * tau
                 keep[np.argmax(r)] = True
-                # A node of more rows than an epoch visits selects on a seeded
-                # subsample of that many, reweighted to the node's weight (the
-                # data term keeps its scale against the prior's).
-                sub = row_subsample(at.size, resolve_batching(
-                    self.batch_size, at.size, self._base_batch_size)[1], v)
+                # Under batch_size="auto" a node of more than SELECT_MAX_ROWS
+                # rows selects on a seeded subsample of that many, reweighted
+                # to the node's weight (the data term keeps its scale against
+                # the prior's).
+                cap = SELECT_MAX_ROWS if self.batch_size == "auto" else at.size
+                sub = row_subsample(at.size, cap, v)
                 ws = w[at][sub]
                 ws = ws * (w[at].sum() / ws.sum()) if isinstance(sub, np.ndarray) else ws
                 keep = self._select_facets(C[sub], keep, Y[at][sub], ws, crit,
