@@ -21,6 +21,8 @@ from .._core.tree import ObliqueTree
 from ._classes import LatentTreeRegressor
 from ._pruned import _PrunedTreeMixin
 
+__all__ = ["LatentTreeClusterer"]
+
 
 def _refuse_text_categories(X):
     """Refuse pandas ``category`` columns of non-numeric categories: the
@@ -37,8 +39,6 @@ def _refuse_text_categories(X):
                 f"LatentTreeClusterer reconstructs numeric features, and the category "
                 f"column {name!r} has non-numeric categories; encode it first (e.g. "
                 "sklearn.preprocessing.OneHotEncoder in a Pipeline).")
-
-__all__ = ["LatentTreeClusterer"]
 
 
 class LatentTreeClusterer(ClusterMixin, _PrunedTreeMixin, BaseObliqueTree):
