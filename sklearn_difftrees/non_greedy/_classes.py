@@ -1,5 +1,6 @@
 """Non-greedy oblique trees: ``NonGreedyObliqueTreeClassifier`` / ``...Regressor``."""
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -15,6 +16,7 @@ from .._core.base import BaseObliqueTree, TreeClassifierMixin, TreeRegressorMixi
 from .._core.batching import resolve_batching
 from .._core.greedy import (
     FLOOR_DEPTH,
+    GREEDY_MAX_ROWS,
     FeatureBins,
     cart_to_complete,
     cv_depth,
@@ -25,6 +27,7 @@ from .._core.greedy import (
     row_subsample,
 )
 from .._core.onnx_graph import hard_tree_outputs
+from .._core.selection import paired_advantage
 from .._core.tree import ObliqueTree
 from .._core.validation import (check_fit_data, constant_columns, fit_standardizer,
                                  normalize_weights, validation_split)
@@ -38,6 +41,13 @@ AUTO_MAX_DEPTH = 12
 AUTO_MIN_DEPTH = 2
 #: Folds of the cross-validation that chooses ``max_depth="auto"``.
 AUTO_CV_FOLDS = 3
+#: Shallower trees ``max_depth="auto"`` also trains (those below the
+#: cross-validated depth): the depth a CART needs overstates an oblique
+#: tree's where one hyperplane separates the classes.
+SHALLOW_DEPTHS = (1, 2, 4)
+#: Paired statistic on the validation rows above which a shallower tree
+#: replaces the cross-validated depth's.
+SHALLOW_Z = 3.0
 
 __all__ = [
     "NonGreedyObliqueTree",
@@ -257,9 +267,40 @@ class _BaseNonGreedy(BaseObliqueTree):
             )
             val = (Z_fit[va], Y_fit[va], w_fit[va])
             Z_fit, Y_fit, w_fit = Z_fit[tr], Y_fit[tr], w_fit[tr]
-        train_rng = np.random.RandomState(seed)
         batch, epoch_rows = resolve_batching(self.batch_size, Z_fit.shape[0], 128)
+        X_keep, w_keep = X[keep], sample_weight[keep]
+        W, b, theta, record, start_tree = self._train_at(
+            depth, Z_fit, Y_fit, w_fit, val, rng, np.random.RandomState(seed), seed, bins, n_out,
+            batch, epoch_rows)
+        if self.max_depth == "auto" and self.early_stopping:
+            depth, (W, b, theta, record, start_tree) = self._shallower(
+                depth, (W, b, theta, record, start_tree), Z_fit, Y_fit, w_fit, val, seed, bins,
+                n_out, batch, epoch_rows)
+            self.max_depth_ = depth
+        self.init_tree_ = self._make_tree(*start_tree, X_keep, w_keep, constant)
+        self.n_iter_ = record.n_iter
+        self.loss_curve_ = record.loss_curve
+        self.best_loss_ = record.best_loss
+        if self.early_stopping:
+            self.validation_scores_ = record.validation_scores
+            self.best_validation_score_ = record.best_validation_score
+        else:
+            self.validation_scores_ = None
+            self.best_validation_score_ = None
+        self.greedy_fallback_ = False
+        if self.greedy_floor:  # never fit the rows worse than two greedy levels
+            W, b, theta, self.greedy_fallback_ = self._greedy_floor(
+                Z_all, Y_all, w_all, sub_all, seed, depth, W, b, theta, bins, codes_all)
+        self.tree_ = self._make_tree(W, b, theta, X_keep, w_keep, constant)
+        self.n_active_leaves_ = self.tree_.n_leaves
+        check_finite_model(self, X)
+        return self
 
+    def _train_at(self, depth, Z_fit, Y_fit, w_fit, val, rng, train_rng, seed, bins, n_out,
+                  batch, epoch_rows):
+        """The start of ``depth`` (CO2 or CART) trained by SGD with early
+        stopping; returns ``(W, b, theta, record, start)``, the start as its
+        ``(W, b, theta)`` before training."""
         sub = _start_rows(self.batch_size, Z_fit.shape[0], rng)
         if self.co2_iter > 0:
             W, b, theta = co2_tree(
@@ -270,14 +311,12 @@ class _BaseNonGreedy(BaseObliqueTree):
             )
         else:
             W, b, theta = self._init_cart(Z_fit[sub], Y_fit[sub], w_fit[sub], seed, depth, bins)
-        X_keep, w_keep = X[keep], sample_weight[keep]
-        self.init_tree_ = self._make_tree(W, b, theta, X_keep, w_keep, constant)
+        start_tree = (W.copy(), b.copy(), theta.copy())
         # The start as early stopping evaluated it (closed-form leaves with
         # refit_leaves), in case the validation score prefers it in the end.
         start_theta = (refit_leaf_params(Z_fit, Y_fit, w_fit, W, b, theta, self._loss)
                        if self.refit_leaves else theta.copy())
         start = (W.copy(), b.copy(), start_theta)
-
         record = sgd(
             Z_fit, Y_fit, w_fit, W, b, theta, loss=self._loss, nu=self.nu,
             inference=self.inference, stable=self.stable,
@@ -288,29 +327,61 @@ class _BaseNonGreedy(BaseObliqueTree):
             verbose=self.verbose,
             name=type(self).__name__,
         )
-        self.n_iter_ = record.n_iter
-        self.loss_curve_ = record.loss_curve
-        self.best_loss_ = record.best_loss
-        if self.early_stopping:
-            self.validation_scores_ = record.validation_scores
-            self.best_validation_score_ = record.best_validation_score
-        else:
-            self.validation_scores_ = None
-            self.best_validation_score_ = None
-        if (self.early_stopping and record.best_epoch > 0
+        if (val is not None and record.best_epoch > 0
                 and record.validation_scores[0] > record.best_validation_score):
             # Early stopping keeps the epoch of least validation loss; between
             # it and the start, the validation score (accuracy / R^2) decides.
             W[...], b[...], theta[...] = start
-            self.best_validation_score_ = record.validation_scores[0]
-        self.greedy_fallback_ = False
-        if self.greedy_floor:  # never fit the rows worse than two greedy levels
-            W, b, theta, self.greedy_fallback_ = self._greedy_floor(
-                Z_all, Y_all, w_all, sub_all, seed, depth, W, b, theta, bins, codes_all)
-        self.tree_ = self._make_tree(W, b, theta, X_keep, w_keep, constant)
-        self.n_active_leaves_ = self.tree_.n_leaves
-        check_finite_model(self, X)
-        return self
+            record.best_validation_score = record.validation_scores[0]
+        return W, b, theta, record, start_tree
+
+    def _row_losses(self, W, b, theta, Z, Y):
+        """Per-row validation losses of a hard tree (standardized space): 0 / 1
+        errors of its leaves' classes, or squared errors of the standardized
+        targets summed over the outputs."""
+        values = theta[apply_leaves(Z, W, b)]
+        if is_classifier(self):
+            return (values.argmax(axis=1) != Y).astype(np.float64)
+        return ((values - Y.reshape(values.shape)) ** 2).sum(axis=1)
+
+    def _shallower(self, depth, trained, Z_fit, Y_fit, w_fit, val, seed, bins, n_out, batch,
+                   epoch_rows):
+        """``max_depth="auto"``: trees of the :data:`SHALLOW_DEPTHS` below
+        ``depth`` trained on the same rows (on a seeded subsample of
+        ``GREEDY_MAX_ROWS`` of them beyond that many), one replacing the
+        ``depth`` tree ``trained`` (``(W, b, theta, record, start)``) only when
+        its validation advantage is clear (paired statistic above
+        :data:`SHALLOW_Z`; of several, the largest; trained again on every row
+        if it was on a subsample). Returns ``(depth, trained)`` of the kept
+        tree; the warnings of the others are dropped."""
+        Zv, Yv, wv = val
+        base = self._row_losses(*trained[:3], Zv, Yv)
+        sub = row_subsample(Z_fit.shape[0], GREEDY_MAX_ROWS, seed)
+        rows = (Z_fit, Y_fit, w_fit) if isinstance(sub, slice) else (
+            Z_fit[sub], Y_fit[sub], w_fit[sub])
+        sub_batching = resolve_batching(self.batch_size, rows[0].shape[0], 128)
+        best, best_z, kept_warnings = (depth, trained), SHALLOW_Z, []
+        for d in SHALLOW_DEPTHS:
+            if d >= depth:
+                break
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                candidate = self._train_at(
+                    d, *rows, val, np.random.RandomState(seed + d),
+                    np.random.RandomState(seed + d), seed + d, bins, n_out, *sub_batching)
+            _, z = paired_advantage(base, self._row_losses(*candidate[:3], Zv, Yv), wv)
+            if z > best_z:
+                best, best_z, kept_warnings = (d, candidate), z, caught
+        if best[0] != depth and not isinstance(sub, slice):  # again, on every row
+            d = best[0]
+            with warnings.catch_warnings(record=True) as kept_warnings:
+                warnings.simplefilter("always")
+                best = (d, self._train_at(
+                    d, Z_fit, Y_fit, w_fit, val, np.random.RandomState(seed + d),
+                    np.random.RandomState(seed + d), seed + d, bins, n_out, batch, epoch_rows))
+        for w in kept_warnings:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        return best
 
     def _make_tree(self, W, b, theta, X, sample_weight, constant):
         # Constant features (``constant``: constant_columns of the fit rows)

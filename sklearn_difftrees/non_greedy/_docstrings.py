@@ -23,7 +23,12 @@ _DOC_PARAMS = """
         (these, the start, the greedy floor's) is grown on binned features:
         at most 256 codes per standardized column, as HistGradientBoosting
         bins them, with the thresholds mapped back to raw values (exact on
-        columns of at most 256 distinct values).
+        columns of at most 256 distinct values). With early stopping,
+        ``"auto"`` also trains the depths 1, 2 and 4 below that depth on the
+        same rows (on 16,384 of them beyond that many) and keeps one of them
+        only when it is clearly better on the validation rows (paired
+        statistic above 3): one oblique split can separate what a CART needs
+        ten levels for. ``max_depth_`` is the depth kept.
     nu : float, default=10.0
         Bound ``||[w_i, b_i]||_2 <= nu`` on every split's weights (on the
         standardized inputs, bias included), enforced by projection after
