@@ -116,6 +116,18 @@ def test_fix_pruning_checks_its_input_as_forward_does(x, error, match):
         layer(x)
 
 
+def test_fix_pruning_solves_without_autograd(monkeypatch):
+    """fix_pruning solves under torch.no_grad (the input checks moved into a
+    helper once took the decorator with them: a graph was built for nothing)."""
+    torch = pytest.importorskip("torch")
+    layer = sd.LatentTreeLayer(in_features=4, max_depth=2)
+    seen, rewards = [], layer.rewards
+    monkeypatch.setattr(layer, "rewards", lambda x: (seen.append(torch.is_grad_enabled()),
+                                                     rewards(x))[1])
+    layer.fix_pruning(torch.randn(16, 4))
+    assert seen == [False]
+
+
 # ------------------- 3. the bandit baselines check their feedback as DGT's do
 def _baseline_feedback(make):
     """``(learner, update(**changes))`` after one ordinary round of 6 rows."""

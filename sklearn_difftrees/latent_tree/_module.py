@@ -201,7 +201,6 @@ class LatentTreeLayer(nn.Module):
         lam = self.pruning * q.shape[0] if lam is None else lam
         return tree_isotonic(q, lam, self.backend)
 
-    @torch.no_grad()
     def _check_batch(self, x):
         """The checks of a batch on which the pruning problem is solved."""
         check_layer_input("LatentTreeLayer", x, self.in_features)
@@ -217,6 +216,7 @@ class LatentTreeLayer(nn.Module):
             f"max_depth={self.max_depth} on a batch of {x.shape[0]} rows",
         )
 
+    @torch.no_grad()
     def fix_pruning(self, x):
         """Fix the pruning vector from the rows of ``x`` (used in ``eval()``).
 
