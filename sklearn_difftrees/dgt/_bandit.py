@@ -23,6 +23,7 @@ from ._bandit_feedback import (
     CLASSIFICATION_LOSSES,
     REGRESSION_LOSSES,
     check_classification_feedback,
+    check_feedback,
     check_regression_feedback,
     derivative_estimate,
     policy_probabilities,
@@ -269,7 +270,7 @@ class DGTBanditClassifier(_BanditPolicyMixin, TreeClassifierMixin, _BaseDGTBandi
         logits = out.detach().cpu().numpy()
         p = policy_probabilities(logits, self.exploration)
         actions = self._draw(p, self._rng)
-        losses = self._check_losses(
+        losses = check_feedback(
             self._loss(y[rows], self.classes_[actions]), (rows.size,), 0.0, 1.0,
             name="simulated_loss values",
         )
@@ -488,7 +489,7 @@ class DGTBanditRegressor(RegressorMixin, _BaseDGTBandit):
         y_hat = out.detach().cpu().double().numpy()[:, 0]
         played, u = self._perturb(y_hat, self._rng)
         y_rows = y[rows] if played.ndim == 1 else np.repeat(y[rows][:, None], 2, axis=1)
-        losses = self._check_losses(
+        losses = check_feedback(
             np.reshape(self._loss(y_rows.ravel(), played.ravel()), played.shape),
             played.shape, name="simulated_loss values",
         )

@@ -17,7 +17,6 @@ from .._core.onnx_graph import hard_tree_outputs
 from .._core.optional import require_torch
 from .._core.tree import ObliqueTree
 from .._core.validation import check_predict_data, constant_columns, fit_standardizer
-from ._bandit_feedback import check_feedback
 
 __all__ = ["_BaseDGTBandit"]
 
@@ -215,8 +214,6 @@ class _BaseDGTBandit(BaseObliqueTree):
 
     def _rng_for(self, random_state):
         return self._rng if random_state is None else check_random_state(random_state)
-
-    _check_losses = staticmethod(check_feedback)
 
     # ------------------------------------------------------------------ onnx
     def _onnx_graph(self, graph):
