@@ -501,3 +501,27 @@ def test_auto_depth_keeps_a_clearly_better_shallow_tree(monkeypatch):
     default, cv_only = fit_all((1, 2, 4)), fit_all(())
     assert np.all(default[:, 0] <= 4) and np.all(cv_only[:, 0] >= 8)
     assert default[:, 1].mean() > cv_only[:, 1].mean() + 0.015
+
+
+def test_auto_depth_shallow_candidates_on_a_subsample_are_retrained(monkeypatch):
+    """Beyond GREEDY_MAX_ROWS training rows (shrunk here) the shallower
+    candidates train on a seeded subsample of that many, and the one kept is
+    trained again on every training row (the threshold is lowered here so
+    that a candidate is kept whatever its statistic)."""
+    import sklearn_difftrees.non_greedy._classes as ng
+
+    monkeypatch.setattr(ng, "GREEDY_MAX_ROWS", 1000)
+    monkeypatch.setattr(ng, "SHALLOW_Z", -np.inf)
+    rows, train_at = [], ng._BaseNonGreedy._train_at
+
+    def spy(self, depth, Z, *args):
+        rows.append((depth, Z.shape[0]))
+        return train_at(self, depth, Z, *args)
+
+    monkeypatch.setattr(ng._BaseNonGreedy, "_train_at", spy)
+    X, y = _twonorm(8000, 0)
+    est = NonGreedyObliqueTreeClassifier(random_state=0).fit(X, y)
+    n_train = rows[0][1]
+    assert n_train > 1000
+    assert [n for d, n in rows[1:-1]] == [1000] * (len(rows) - 2)  # the candidates
+    assert rows[-1] == (est.max_depth_, n_train) and est.max_depth_ <= 4  # the winner again
