@@ -281,7 +281,11 @@ def flags_of(r, cart):
         return ["ERROR"]
     clf = r["task"] == "classification"
     f = []
-    if (r["train"] < r["depth2_train"]) if clf else (r["train"] > r["depth2_train"]):
+    # Worse beyond float rounding: a model that returns the depth-2 CART itself
+    # (a greedy floor) scores it up to the last bits.
+    tol = 1e-9 * abs(r["depth2_train"])
+    if ((r["train"] < r["depth2_train"] - tol) if clf
+            else (r["train"] > r["depth2_train"] + tol)):
         f.append("COLLAPSE")
     if r["constant"]:
         f.append("CONSTANT")

@@ -333,8 +333,8 @@ def test_accuracy_floor_vs_depth_tuned_cart(name, bundled):
 
 
 # ---------------------------------------------------------- greedy floor
-def _depth2_train_accuracy(X, y, criterion="gini"):
-    cart = DecisionTreeClassifier(criterion=criterion, max_depth=2, random_state=0)
+def _depth2_train_accuracy(X, y, criterion="gini", depth=2):
+    cart = DecisionTreeClassifier(criterion=criterion, max_depth=depth, random_state=0)
     return cart.fit(X, y).score(X, y)
 
 
@@ -382,6 +382,22 @@ def test_greedy_floor_replaces_a_tree_that_fits_worse_than_two_greedy_levels(bun
     reg = NonGreedyObliqueTreeRegressor(**params).fit(Xr, yr)
     stump = DecisionTreeRegressor(max_depth=2, random_state=0).fit(Xr, yr)
     assert reg.greedy_fallback_ and reg.score(Xr, yr) >= stump.score(Xr, yr) - 1e-12
+
+
+def test_greedy_floor_uses_exact_thresholds_below_the_binning_threshold():
+    """Below ``BINNED_MIN_ROWS`` rows the floor's reference is the exact CART,
+    as scikit-learn grows it: a tree whose start and splits sit on the 256
+    quantile bins' edges (continuous feature, the class boundary between two
+    edges) fits a few rows worse than the exact depth-1 / depth-2 CART, and
+    falls back to it (a binned reference let it through)."""
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(3000, 3))
+    y = (X[:, 0] > 0.50037).astype(int)
+    y[rng.uniform(size=3000) < 0.02] ^= 1
+    for depth in (1, 2):
+        est = NonGreedyObliqueTreeClassifier(max_depth=depth, random_state=0).fit(X, y)
+        floor = max(_depth2_train_accuracy(X, y, c, depth=depth) for c in ("gini", "entropy"))
+        assert est.greedy_fallback_ and est.score(X, y) >= floor
 
 
 # ------------------------------------------------------- max_depth="auto"

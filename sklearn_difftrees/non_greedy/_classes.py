@@ -15,6 +15,7 @@ from .._core.categorical import CATEGORICAL_CONSTRAINT
 from .._core.base import BaseObliqueTree, TreeClassifierMixin, TreeRegressorMixin
 from .._core.batching import resolve_batching
 from .._core.greedy import (
+    BINNED_MIN_ROWS,
     FLOOR_DEPTH,
     GREEDY_MAX_ROWS,
     FeatureBins,
@@ -162,8 +163,9 @@ class _BaseNonGreedy(BaseObliqueTree):
         (:func:`~sklearn_difftrees._core.greedy.greedy_reference`: the
         better-fitting CART of depth ``min(depth, FLOOR_DEPTH)``; classifier:
         information gain or Gini) grown on the ``codes`` (of ``bins``) of the
-        rows ``grow`` (all, or the start's subsample) of ``(Z, Y, w)`` and scored
-        as embedded in the complete tree. When ``(W, b, theta)`` scores below
+        rows ``grow`` (all, or the start's subsample) of ``(Z, Y, w)``, or on
+        their raw values below ``BINNED_MIN_ROWS`` rows (as the other
+        families' floors), and scored as embedded in the complete tree. When ``(W, b, theta)`` scores below
         it on ``(Z, Y, w)``, the greedy tree of ``depth`` with the reference's
         criterion is returned instead (or the reference itself, should it fit
         better).
@@ -171,6 +173,8 @@ class _BaseNonGreedy(BaseObliqueTree):
         """
         Zg, Yg, wg = Z[grow], Y[grow], w[grow]
         classification = is_classifier(self)
+        if Zg.shape[0] < BINNED_MIN_ROWS:  # exact thresholds, as the other floors'
+            bins = codes = None
 
         def embed(cart):
             return self._embed_cart(cart, Zg, Yg, wg, depth)
@@ -182,8 +186,9 @@ class _BaseNonGreedy(BaseObliqueTree):
         )
         if self._train_score(Z, Y, w, W, b, theta) >= ref.score:
             return W, b, theta, False
-        deep = [("deep", lambda: embed(fit_cart(codes, Yg, wg, depth=depth,
-                                                seed=seed, classification=classification,
+        grown = Zg if codes is None else codes
+        deep = [("deep", lambda: embed(fit_cart(grown, Yg, wg, depth=depth, seed=seed,
+                                                classification=classification,
                                                 criterion=ref.criterion, bins=bins)))]
         _, tree = floor_fallback(ref, lambda tree: self._train_score(Z, Y, w, *tree),
                                  (deep if depth > FLOOR_DEPTH else [])
