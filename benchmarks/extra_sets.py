@@ -1,20 +1,24 @@
-"""Write seven more tables, none of which the defaults were chosen on, as
+"""Write eight more tables, none of which the defaults were chosen on, as
 ``<name>.tsv.gz`` files for ``bench_defaults.py --data-dir``.
 
 Four come with scikit-learn (no download): ``digits`` (1,797 x 64, 10
 classes), ``wine`` (178 x 13, 3 classes), ``iris`` (150 x 4, 3 classes) and
-``diabetes`` (442 x 10, regression). Three are generated with fixed seeds:
+``diabetes`` (442 x 10, regression). Four are generated with fixed seeds:
 
 * ``checker``: a 4 x 4 checkerboard over two of six uniform features (3,000
   rows, 2 classes): no single greedy split of any node gains, a deep CART
   carves the cells (interactions);
 * ``imbal3``: ``make_classification`` with 3 classes of 90 / 6 / 4 %, 6
   informative and 8 redundant of 25 features, 2% flipped labels (3,000 rows);
-* ``friedman1``: ``make_friedman1`` (4,000 x 10, noise 1, regression).
+* ``friedman1``: ``make_friedman1`` (4,000 x 10, noise 1, regression);
+* ``lognorm``: 12 lognormal levels ``exp(2 g)``, ``g`` standard normal
+  (5,000 rows, 2 classes: ``g_0 > 0.3`` XOR ``g_1 + g_2 > 0``): thresholds
+  on features whose standard deviation is set by their tail.
 
     python benchmarks/extra_sets.py /tmp/extra
     python benchmarks/bench_defaults.py --data-dir /tmp/extra \\
-        --datasets digits wine iris diabetes imbal3 friedman1 checker --n-jobs 2
+        --datasets digits wine iris diabetes imbal3 friedman1 checker lognorm \\
+        --n-jobs 2
 
 The files have one column per feature (``x0``, ``x1``, ...) and the label in
 the column ``target``, as the bundled sets.
@@ -30,7 +34,7 @@ __all__ = ["extra_sets", "main"]
 
 
 def extra_sets():
-    """``{name: (X, y)}`` of the seven tables (deterministic)."""
+    """``{name: (X, y)}`` of the eight tables (deterministic)."""
     from sklearn import datasets
 
     sets = {name: getattr(datasets, f"load_{name}")(return_X_y=True)
@@ -41,6 +45,8 @@ def extra_sets():
     sets["friedman1"] = datasets.make_friedman1(4000, 10, noise=1.0, random_state=7)
     X = np.random.RandomState(7).uniform(-1, 1, (3000, 6))
     sets["checker"] = X, ((np.floor(X[:, 0] * 2) + np.floor(X[:, 1] * 2)) % 2).astype(int)
+    G = np.random.RandomState(11).normal(size=(5000, 12))
+    sets["lognorm"] = np.exp(2 * G), ((G[:, 0] > 0.3) ^ (G[:, 1] + G[:, 2] > 0)).astype(int)
     return sets
 
 

@@ -107,6 +107,8 @@ def linear_start(module, Z, Y, w, classification, seed):
 #: within ``1 / (2 CART_SCALE)`` standard deviations of a threshold fall in
 #: the window where ``z`` is fractional and carries gradient (with
 #: ``split="elu"`` the negative side is crisp only from ``s <= -ln 2``).
+#: The classifier's scale is also multiplied by the feature's
+#: ``_core.greedy.robust_sharpness`` (heavy tails: see TEL's start).
 CART_SCALE = 10.0
 
 
@@ -114,14 +116,15 @@ def cart_start(est, module, Z, Y, w, seed):
     """Greedy start of ``module`` (in place): the split layer set to the CART
     of depth ``est.max_depth_`` grown on (at most :data:`START_MAX_ROWS` of)
     the standardized training rows, each split ``x_f <= t`` as the score
-    ``s = CART_SCALE (x_f - t)``; a CART leaf above ``max_depth`` leaves zero
+    ``s = CART_SCALE (x_f - t)`` (the classifier's times the feature's
+    ``robust_sharpness``); a CART leaf above ``max_depth`` leaves zero
     rows below it (score 0: both children get ``z = 1/2``). The head is then
     fitted on ``[x, z]`` of that tree as :func:`linear_start` does (on the
     same rows)."""
     import torch
     from sklearn.base import is_classifier
 
-    from .._core.greedy import cart_to_complete, fit_cart, scale_axis_rows
+    from .._core.greedy import cart_to_complete, fit_cart, robust_sharpness, scale_axis_rows
 
     classification = is_classifier(est)
     rows = row_subsample(Z.shape[0], START_MAX_ROWS, seed)
@@ -129,7 +132,7 @@ def cart_start(est, module, Z, Y, w, seed):
     cart = fit_cart(Zr, Y[rows], w[rows], depth=est.max_depth_,
                     classification=classification, seed=seed)
     W, b, _ = cart_to_complete(cart, est.max_depth_, Z.shape[1], 1.0)
-    scale_axis_rows(W, b, CART_SCALE)
+    scale_axis_rows(W, b, CART_SCALE * (robust_sharpness(Zr) if classification else 1.0))
     tree = module.tree
     with torch.no_grad():
         tree.split.weight.copy_(torch.as_tensor(W))

@@ -14,7 +14,12 @@ Every tree is embedded into the complete soft tree: a CART split
 ``z_f <= t`` becomes the score ``c (z_f - t)`` with ``c =``
 :data:`CART_SCALE` on the standardized features, so that only rows within
 ``gamma / (2 c)`` standard deviations of a threshold are routed
-fractionally (and train the split); a CART leaf above ``max_depth`` gets
+fractionally (and train the split). The classifier's ``c`` is also
+multiplied by the feature's :func:`~sklearn_difftrees._core.greedy.robust_sharpness`
+(above 1 on heavy-tailed features, where that band would hold the bulk of
+the rows and the start would blur the CARTs' class regions; the
+regressor's smoothing of its piecewise-constant start is kept: measured,
+sharper starts fit 197_cpu_act worse). A CART leaf above ``max_depth`` gets
 zero scores below it (probability 1/2 to each side) and its value on every
 leaf below. A row passes ``n_trees * max_depth`` splits, so most rows fall
 inside some band: the start is a smoothed version of the boosted model (with
@@ -42,7 +47,8 @@ def boosted_start(est, module, Z, Y, w, seed):
     from sklearn.base import is_classifier
     from sklearn.tree import DecisionTreeRegressor
 
-    from .._core.greedy import cart_to_complete, row_subsample, scale_axis_rows
+    from .._core.greedy import (cart_to_complete, robust_sharpness, row_subsample,
+                                scale_axis_rows)
 
     classification = is_classifier(est)
     T, depth, K = module.n_trees, module.depth, module.out_features
@@ -54,6 +60,7 @@ def boosted_start(est, module, Z, Y, w, seed):
         target = np.eye(K)[np.asarray(Y[rows], dtype=np.int64)]
     else:
         target = np.asarray(Y[rows], dtype=np.float64).reshape(n, -1)
+    scale = CART_SCALE * (robust_sharpness(Zr) if classification else 1.0)
     F = np.zeros((n, K))
     W = np.zeros((T, 2**depth - 1, p))
     B = np.zeros((T, 2**depth - 1))
@@ -67,7 +74,7 @@ def boosted_start(est, module, Z, Y, w, seed):
         tree = DecisionTreeRegressor(max_depth=depth, random_state=seed).fit(
             Zr, R, sample_weight=wr)
         W[t], B[t], leaf_node = cart_to_complete(tree, depth, p, 1.0)
-        scale_axis_rows(W[t], B[t], CART_SCALE)
+        scale_axis_rows(W[t], B[t], scale)
         leaves = tree.apply(Zr)
         if classification:  # Newton step per leaf and class: (K-1)/K sum r / sum |r|(1-|r|)
             nodes = tree.tree_.node_count
