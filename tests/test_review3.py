@@ -1,0 +1,62 @@
+"""What the third review (branch review3) found.
+
+Each test failed on the code before the fix it guards.
+"""
+
+import numpy as np
+import pytest
+from sklearn.exceptions import NotFittedError
+
+import sklearn_difftrees as sd
+
+from _inputs import _data, _quiet
+
+
+# --------------------------- 1. a bandit's refused fit or update changes nothing
+@pytest.mark.parametrize("cls", [sd.DGTBanditClassifier, sd.DGTBanditRegressor])
+def test_bandit_refused_fit_leaves_the_fitted_learner(cls):
+    # fit's checks ran after n_features_in_ and the learner's state were
+    # replaced: a classifier refit on 2 features with one class then refused
+    # the 3-feature rows it had been fitted on.
+    X, y_reg, y_bin = _data(100, 3)
+    est = _quiet(cls(random_state=0).fit, X, y_bin if cls is sd.DGTBanditClassifier else y_reg)
+    before = est.predict(X)
+    bad_y = np.zeros(100) if cls is sd.DGTBanditClassifier else np.full(100, np.nan)
+    with pytest.raises(ValueError):
+        est.fit(X[:, :2], bad_y)
+    assert est.n_features_in_ == 3
+    np.testing.assert_array_equal(est.predict(X), before)
+
+
+def test_bandit_diverged_fit_leaves_the_fitted_learner():
+    X, _, y_bin = _data(200, 3)
+    est = _quiet(sd.DGTBanditClassifier(random_state=0).fit, X, y_bin)
+    before = est.predict_proba(X)
+    est.set_params(learning_rate=1e6)
+    with pytest.raises(FloatingPointError):
+        _quiet(est.fit, X, y_bin)
+    np.testing.assert_array_equal(est.predict_proba(X), before)
+
+
+def test_bandit_refused_first_update_leaves_the_learner_unfitted():
+    # The first update initialized the learner, then refused the feedback: the
+    # estimator predicted with its random start instead of NotFittedError.
+    X, _, _ = _data(5, 3)
+    est = sd.DGTBanditClassifier(classes=[0, 1], random_state=0)
+    with pytest.raises(ValueError, match="propensities"):
+        est.update(X, [0, 1, 0, 1, 0], [0.5] * 5, [2.0] * 5)
+    with pytest.raises(NotFittedError):
+        est.predict(X)
+
+
+def test_bandit_refused_update_then_update_equals_the_update_alone():
+    X, _, y_bin = _data(60, 3)
+    one = _quiet(sd.DGTBanditClassifier(random_state=0, max_depth=2).fit, X, y_bin)
+    two = _quiet(sd.DGTBanditClassifier(random_state=0, max_depth=2).fit, X, y_bin)
+    actions, propensities = one.sample_actions(X[:10], random_state=1)
+    losses = (actions != y_bin[:10]).astype(float)
+    with pytest.raises(ValueError):
+        two.update(X[:10], actions, losses, np.zeros(10))
+    one.update(X[:10], actions, losses, propensities)
+    two.update(X[:10], actions, losses, propensities)
+    np.testing.assert_array_equal(one.predict_proba(X), two.predict_proba(X))
