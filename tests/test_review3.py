@@ -60,3 +60,16 @@ def test_bandit_refused_update_then_update_equals_the_update_alone():
     one.update(X[:10], actions, losses, propensities)
     two.update(X[:10], actions, losses, propensities)
     np.testing.assert_array_equal(one.predict_proba(X), two.predict_proba(X))
+
+
+# ------------- 2. the bandit classifier's export says its leaves are not its prediction
+def test_bandit_linear_leaves_export_says_the_prediction_is_not_the_leaf():
+    # With the default leaf_estimator="linear" both leaves of a depth-1 tree
+    # read "class: 0" while the model predicts both classes (98% accuracy):
+    # the report said nothing of the linear reward models that decide.
+    X, _, y_bin = _data(200, 2)
+    est = _quiet(sd.DGTBanditClassifier(max_depth=1, random_state=0).fit, X, y_bin)
+    assert "linear_coef_" in sd.export_text(est)
+    counts = _quiet(sd.DGTBanditClassifier(max_depth=1, leaf_estimator="counts",
+                                           random_state=0).fit, X, y_bin)
+    assert "#" not in sd.export_text(counts)
