@@ -73,3 +73,33 @@ def test_bandit_linear_leaves_export_says_the_prediction_is_not_the_leaf():
     counts = _quiet(sd.DGTBanditClassifier(max_depth=1, leaf_estimator="counts",
                                            random_state=0).fit, X, y_bin)
     assert "#" not in sd.export_text(counts)
+
+
+# ------- 3. a frame without a coded category column gets scikit-learn's errors
+def _frame(n=120, names=("a", "b", "c")):
+    import pandas as pd
+
+    rng = np.random.RandomState(0)
+    X = pd.DataFrame({names[0]: rng.randn(n), names[1]: rng.randn(n),
+                      names[2]: pd.Categorical(rng.choice(["u", "v", "w"], n))})
+    return X, (X[names[0]] > 0).to_numpy().astype(int)
+
+
+def test_predict_on_a_frame_missing_the_category_column_names_it():
+    # The coded column was looked up by its position of the fit before the
+    # columns were checked: pandas' IndexError "single positional indexer is
+    # out-of-bounds".
+    X, y = _frame()
+    est = _quiet(sd.DGTClassifier(max_depth=2, max_iter=2, random_state=0).fit, X, y)
+    with pytest.raises(ValueError, match="Feature names seen at fit time, yet now missing"):
+        est.predict(X[["a", "b"]])
+    X_int, _ = _frame(names=(0, 1, 2))  # int names: no feature_names_in_
+    est = _quiet(sd.NonGreedyObliqueTreeClassifier(max_depth=2, max_iter=2,
+                                                   random_state=0).fit, X_int, y)
+    with pytest.raises(ValueError, match="X has 2 features, but .* expecting 3"):
+        est.predict(X_int[[0, 1]])
+    warm = _quiet(sd.DGTClassifier(max_depth=2, max_iter=2, warm_start=True,
+                                   random_state=0).fit, X, y)
+    with pytest.raises(ValueError, match="warm_start=True continues"):
+        warm.fit(X[["a", "c"]], y)
+    assert warm.predict(X).shape == y.shape
