@@ -103,3 +103,21 @@ def test_predict_on_a_frame_missing_the_category_column_names_it():
     with pytest.raises(ValueError, match="warm_start=True continues"):
         warm.fit(X[["a", "c"]], y)
     assert warm.predict(X).shape == y.shape
+
+
+# ------- 4. a bandit learning online codes text category columns as fit does
+@pytest.mark.parametrize("cls", [sd.DGTBanditClassifier, sd.DGTBanditRegressor])
+def test_bandit_online_first_call_codes_text_category_columns(cls):
+    # fit coded them; sample_*/update on a fresh learner raised numpy's
+    # "could not convert string to float: 'w'".
+    X, y = _frame(60)
+    if cls is sd.DGTBanditClassifier:
+        est = cls(classes=[0, 1], random_state=0)
+        actions, propensities = est.sample_actions(X)
+        est.update(X, actions, (actions != y).astype(float), propensities)
+    else:
+        est = cls(random_state=0)
+        played, u = est.sample_predictions(X)
+        est.update(X, played, (played - y) ** 2, u)
+    assert list(est.feature_names_in_) == ["a", "b", "c"]
+    np.testing.assert_array_equal(est.predict(X), est.predict(X.assign(c=X["c"].astype(str))))

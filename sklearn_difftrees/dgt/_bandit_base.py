@@ -17,6 +17,7 @@ from .._core.base import BaseObliqueTree
 from .._core.onnx_graph import hard_tree_outputs
 from .._core.optional import require_torch
 from .._core.tree import ObliqueTree
+from .._core.categorical import encode_category_columns
 from .._core.validation import check_predict_data, constant_columns, fit_standardizer
 
 __all__ = ["_BaseDGTBandit", "keeps_state_on_failure"]
@@ -176,7 +177,10 @@ class _BaseDGTBandit(BaseObliqueTree):
         if not self._is_initialized():
             self._check_can_initialize()
             self._validate_params()
-            X = validate_data(self, X, dtype=_DTYPES, order="C")
+            # text category columns coded as fit codes them (numpy's "could
+            # not convert string to float" named no column)
+            X = validate_data(self, encode_category_columns(self, X, fit=True),
+                              dtype=_DTYPES, order="C")
             self._initialize(X)
             return X
         return check_predict_data(self, X)
