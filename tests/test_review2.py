@@ -16,8 +16,8 @@ import sklearn_difftrees.polytope._classes
 from _inputs import _data, _quiet
 
 # ------------------------------------------- 1. a failed fit is all or nothing
-#: Every estimator whose ``fit`` trains from scratch (the bandits keep, by
-#: design, the state of their last good update; docs/reliability.md).
+#: Every estimator whose ``fit`` trains from scratch (the bandits' refused
+#: fits and updates: test_review3.py).
 FAILING_FIT = [
     sd.DGTClassifier(max_depth=2, max_iter=3, hidden_width=8, random_state=0),
     sd.DGTRegressor(max_depth=2, max_iter=3, hidden_width=8, random_state=0),

@@ -149,6 +149,8 @@ def encode_category_columns(estimator, X, fit):
     levels = getattr(estimator, "_category_levels", None)
     if not levels or dtypes is None or not hasattr(X, "iloc"):
         return X
+    if not fit and not _same_columns(estimator, X):
+        return X  # validate_data names the mismatched columns
     import pandas as pd  # X is a DataFrame: pandas is there
 
     X = X.copy(deep=False)  # columns replaced below, never the user's frame
@@ -161,6 +163,23 @@ def encode_category_columns(estimator, X, fit):
         codes = pd.Index(categories).get_indexer(np.asarray(column, dtype=object))
         X.isetitem(j, codes.astype(np.float64))
     return X
+
+
+def _same_columns(estimator, X):
+    """Whether the columns of the frame ``X`` are those of the fit, so that the
+    coded columns are found at their positions of the fit. Other string names
+    are left to ``validate_data``'s error that names them; another number of
+    columns (a frame without names) raises scikit-learn's count error here,
+    where a missing column had raised pandas' ``IndexError``."""
+    names = getattr(estimator, "feature_names_in_", None)
+    columns = list(X.columns)
+    if names is not None and all(isinstance(c, str) for c in columns):
+        if columns != list(names):
+            return False
+    if X.shape[1] != estimator.n_features_in_:
+        raise ValueError(f"X has {X.shape[1]} features, but {type(estimator).__name__} "
+                         f"is expecting {estimator.n_features_in_} features as input.")
+    return True
 
 
 def fit_indicators(categorical_features, X, feature_names=None, from_dtype=None):

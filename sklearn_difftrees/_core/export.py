@@ -164,8 +164,9 @@ def _single_tree_view(est, names, class_names, decimals, top_k):
     view = (own(est, names, class_names, decimals, top_k) if own is not None
             else oblique_view(est, names, class_names, decimals, top_k))
     note = getattr(est, "_export_note", None)
-    if note is not None:
-        view.notes.insert(0, note())
+    note = note() if note is not None else None  # None: nothing to add for this model
+    if note:
+        view.notes.insert(0, note)
     return view
 
 

@@ -54,8 +54,8 @@ def check_fit_data(estimator, X, y, sample_weight, *, multi_output, min_samples=
     the fitted model still predicts.
     """
     from_dtype = categorical_dtypes(X)
-    X = encode_category_columns(estimator, X, fit=not warm)
     try:
+        X = encode_category_columns(estimator, X, fit=not warm)
         X, y = validate_data(
             estimator,
             X,

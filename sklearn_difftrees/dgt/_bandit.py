@@ -15,10 +15,12 @@ import numpy as np
 from sklearn.base import RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._compat import Interval, StrOptions, _fit_context
+from .._compat import Interval, StrOptions
+from .._core.atomic import fit_context
 from .._core.base import TreeClassifierMixin
 from .._core.validation import check_fit_data, check_predict_data, encode_classification_target
-from ._bandit_base import _DOC_COMMON_ATTRS, _DOC_COMMON_PARAMS, _DOC_REFERENCES, _BaseDGTBandit
+from ._bandit_base import (_DOC_COMMON_ATTRS, _DOC_COMMON_PARAMS, _DOC_REFERENCES, _BaseDGTBandit,
+                           keeps_state_on_failure)
 from ._bandit_feedback import (
     CLASSIFICATION_LOSSES,
     REGRESSION_LOSSES,
@@ -226,7 +228,7 @@ class DGTBanditClassifier(_BanditPolicyMixin, TreeClassifierMixin, _BaseDGTBandi
         self.n_classes_ = int(classes.size)
         self.n_outputs_ = 1
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Learn from a simulated bandit protocol over ``(X, y)``.
 
@@ -280,6 +282,7 @@ class DGTBanditClassifier(_BanditPolicyMixin, TreeClassifierMixin, _BaseDGTBandi
     def _surrogate(self, out, actions, losses, propensities):
         return self._get_engine().played_surrogate(out, actions, losses, propensities)
 
+    @keeps_state_on_failure
     def update(self, X, actions, losses, propensities):
         """Learn from logged bandit feedback, one round per row, in order.
 
@@ -445,7 +448,7 @@ class DGTBanditRegressor(RegressorMixin, _BaseDGTBandit):
     def _check_can_initialize(self):
         self.n_outputs_ = 1
 
-    @_fit_context(prefer_skip_nested_validation=True)
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Learn from a simulated bandit protocol over ``(X, y)``.
 
@@ -527,6 +530,7 @@ class DGTBanditRegressor(RegressorMixin, _BaseDGTBandit):
         X = self._contexts(X)
         return self._perturb(self.tree_.predict(X)[:, 0], self._rng_for(random_state))
 
+    @keeps_state_on_failure
     def update(self, X, played, losses, perturbations):
         """Learn from loss feedback on played values, one round per row, in order.
 

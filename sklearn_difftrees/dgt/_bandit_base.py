@@ -3,6 +3,7 @@ numpydoc sections), the live module kept as numpy state between calls, the
 round loop behind ``update`` and the simulated protocol of ``fit``. Torch is
 imported only when learning (:mod:`sklearn_difftrees.dgt._bandit_torch`)."""
 
+import functools
 from abc import abstractmethod
 from numbers import Integral, Real
 
@@ -16,11 +17,34 @@ from .._core.base import BaseObliqueTree
 from .._core.onnx_graph import hard_tree_outputs
 from .._core.optional import require_torch
 from .._core.tree import ObliqueTree
+from .._core.categorical import encode_category_columns
 from .._core.validation import check_predict_data, constant_columns, fit_standardizer
 
-__all__ = ["_BaseDGTBandit"]
+__all__ = ["_BaseDGTBandit", "keeps_state_on_failure"]
 
 _DTYPES = [np.float64, np.float32]
+
+
+def keeps_state_on_failure(method):
+    """Decorate ``update``: a call that raises (refused feedback, divergence)
+    leaves the learner as it was, as ``fit_context`` does for ``fit``. A first
+    call initializes the learner before it checks the feedback, which had left
+    a fresh learner playing its random tree after a refused call. The live
+    engine is dropped (rebuilt from ``_state`` on demand): a failed call may
+    have stepped it."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        before = dict(self.__dict__)
+        try:
+            return method(self, *args, **kwargs)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            self.__dict__.pop("_engine", None)
+            raise
+
+    return wrapper
 
 
 class _BaseDGTBandit(BaseObliqueTree):
@@ -153,7 +177,10 @@ class _BaseDGTBandit(BaseObliqueTree):
         if not self._is_initialized():
             self._check_can_initialize()
             self._validate_params()
-            X = validate_data(self, X, dtype=_DTYPES, order="C")
+            # text category columns coded as fit codes them (numpy's "could
+            # not convert string to float" named no column)
+            X = validate_data(self, encode_category_columns(self, X, fit=True),
+                              dtype=_DTYPES, order="C")
             self._initialize(X)
             return X
         return check_predict_data(self, X)

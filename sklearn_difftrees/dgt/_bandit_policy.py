@@ -39,6 +39,16 @@ class _BanditPolicyMixin:
         self.linear_coef_ = coef
         self.linear_intercept_ = self._linear[:, -1] - coef @ self._feature_mean
 
+    def _export_note(self):
+        if self.leaf_estimator != "linear":
+            return None
+        return (
+            f"{type(self).__name__} (leaf_estimator='linear'): the prediction is the action "
+            "of largest estimated reward, sigmoid(linear_coef_ @ x + linear_intercept_) plus "
+            "the correction of the leaf x reaches, not a leaf constant; the leaf values "
+            "shown are the policy at the mean context."
+        )
+
     def _onnx_graph(self, graph):
         """Hook of :func:`sklearn_difftrees.to_onnx`: the greedy policy of ``tree_``
         (and, with ``leaf_estimator="linear"``, of the linear reward models)."""
