@@ -3,6 +3,7 @@
 import pickle
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from sklearn_difftrees import (
@@ -161,16 +162,33 @@ def test_auto_takes_pandas_category_columns_of_any_size():
     assert est.predict(df).shape == (300,)
 
 
-def test_forest_adds_the_columns_once_and_members_see_features():
+@pytest.mark.parametrize("frame", [False, True])
+def test_forest_adds_the_columns_once_and_members_take_the_forests_input(frame):
+    """The members train on the 4 + 9 columns the forest expands once, then
+    take the forest's X (as scikit-learn's forests' members do): their
+    probabilities average to the forest's, their importances fold onto the 4
+    features, and a clone refits with the forest's categorical handling."""
+    import warnings
+
+    from sklearn.base import clone
+
     X, y = _codes(n=200)
+    if frame:
+        X = pd.DataFrame(X, columns=["a", "b", "c", "d"])
     forest = DGTForestClassifier(n_estimators=3, max_depth=1, max_iter=20,
                                  random_state=0).fit(X, y)
     assert forest.is_categorical_.sum() == 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no feature-name warning with a frame
+        members = [m.predict_proba(X) for m in forest.estimators_]
+    np.testing.assert_allclose(np.mean(members, axis=0), forest.predict_proba(X), atol=1e-12)
     for member in forest.estimators_:
-        assert member.categorical_features is None
-        assert member.n_features_in_ == 4 + 9
+        assert member.categorical_features == "auto" and member.n_features_in_ == 4
+        assert member.tree_.weights.shape[1] == 4 + 9
+        assert member.feature_importances_.shape == (4,)
+    np.testing.assert_array_equal(forest.estimators_[0].apply(X), forest.apply(X)[:, 0])
     assert forest.feature_importances_.shape == (4,)
-    assert forest.predict(X).shape == (200,)
+    assert clone(forest.estimators_[0]).fit(X, y).is_categorical_.sum() == 3
 
 
 def test_warm_start_keeps_the_first_fits_columns():

@@ -9,7 +9,8 @@ and which weights to keep, and steps on the rest (else on all of it). Members
 train together as one batched model (``_batched.py``), each with its own rows,
 split, batch order, optimizer state and early stopping (a member is the tree
 its own ``fit`` gives); ``n_jobs`` chunks them over ``joblib``. The forest adds
-the indicator columns of categorical features; members see them as features."""
+the indicator columns of categorical features; members train on them, then
+take the forest's input as it is (their ``predict(X)``)."""
 
 from abc import ABCMeta
 from numbers import Integral
@@ -24,7 +25,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, RealNotInt, StrOptions
 from .._core.atomic import fit_context
-from .._core.categorical import CATEGORICAL_CONSTRAINT, input_importances
+from .._core.categorical import CATEGORICAL_CONSTRAINT
 from .._core.optional import require_torch
 from .._core.persistence import VersionedStateMixin
 from .._core.validation import check_fit_data, check_predict_data, encode_classification_target
@@ -237,6 +238,8 @@ class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
                     delayed(_fit_chunk)(*args) for _, args in chunks
                 )
                 self.estimators_ = [member for chunk in fitted for member in chunk]
+        for member in self.estimators_:
+            self._hand_input_to(member)
         self.n_iter_ = np.array([member.n_iter_ for member in self.estimators_])
         self.max_features_ = max_features
 
@@ -246,6 +249,18 @@ class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
             ]
             oob_score(self, X, y, user_weight, sample_weight > 0, counts)
         return self
+
+    def _hand_input_to(self, member):
+        """Let ``member`` (fitted on the forest's expanded rows) take the
+        forest's ``X`` as a tree fitted on it would; the forest calls the
+        members' ``tree_`` on the input it expanded once."""
+        member.categorical_features = self.categorical_features
+        for name in ("n_features_in_", "feature_names_in_", "is_categorical_", "categories_",
+                     "_category_levels"):
+            if hasattr(self, name):
+                setattr(member, name, getattr(self, name))
+            elif name in member.__dict__:
+                delattr(member, name)
 
     # ------------------------------------------------------------- predicting
     def _mean_member_output(self, X):
@@ -271,7 +286,7 @@ class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         """
         check_is_fitted(self)
         X = check_predict_data(self, X)
-        return np.column_stack([member.apply(X) for member in self.estimators_])
+        return np.column_stack([member.tree_.apply(X) for member in self.estimators_])
 
     def decision_path(self, X):
         """Decision paths of every member, side by side.
@@ -292,7 +307,7 @@ class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         """
         check_is_fitted(self)
         X = check_predict_data(self, X)
-        paths = [member.decision_path(X) for member in self.estimators_]
+        paths = [member.tree_.decision_path(X) for member in self.estimators_]
         n_nodes_ptr = np.cumsum([0] + [path.shape[1] for path in paths])
         return sparse.hstack(paths, format="csr"), n_nodes_ptr
 
@@ -307,8 +322,10 @@ class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
             importances are).
         """
         check_is_fitted(self)
+        # The members' importances are already folded onto the input features.
         imp = np.mean([member.feature_importances_ for member in self.estimators_], axis=0)
-        return input_importances(self, imp)  # members see the indicator columns too
+        total = imp.sum()
+        return imp / total if total > 0 else imp
 
     # ------------------------------------------------------------------ onnx
     def _onnx_graph(self, graph):
@@ -447,7 +464,7 @@ class DGTForestClassifier(ClassifierMixin, _BaseDGTForest):
     def _member_output(self, member, X):
         """Member probabilities in the forest's columns (0 .. n_classes_ - 1)."""
         proba = np.zeros((X.shape[0], self.n_classes_))
-        proba[:, member.classes_] = member.predict_proba(X)
+        proba[:, member.classes_] = member.tree_.predict(X)
         return proba
 
     def _set_oob_attribute(self, oob_pred):
@@ -556,8 +573,7 @@ class DGTForestRegressor(RegressorMixin, _BaseDGTForest):
 
     def _member_output(self, member, X):
         """Member predictions as (n_samples, n_outputs_)."""
-        pred = member.predict(X)
-        return pred.reshape(X.shape[0], self.n_outputs_)
+        return member.tree_.predict(X).reshape(X.shape[0], self.n_outputs_)
 
     def _set_oob_attribute(self, oob_pred):
         self.oob_prediction_ = oob_pred[:, 0] if self.n_outputs_ == 1 else oob_pred

@@ -113,7 +113,12 @@ _DOC_FOREST_ATTRS = """
     estimators_ : list of {member}
         The fitted members (torch-free). A classifier's members are fitted on
         the class indices ``0 .. n_classes_ - 1``: their ``classes_`` index
-        the forest's ``classes_``.
+        the forest's ``classes_``. Every member takes the forest's ``X``
+        (its ``n_features_in_``, ``feature_names_in_`` and
+        ``categorical_features`` are the forest's): it was trained on the
+        columns the forest expanded once (the indicator columns of
+        categorical features appended, which its ``tree_`` splits on), and
+        its ``predict(X)`` expands them as the forest does.
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
