@@ -256,12 +256,12 @@ class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, _GreedyFloorMixi
                                   self._leaf_targets(Y_fit[:1]).shape[1])
             return tree.finalize(X_fit, self._leaf_targets(Y_fit), w_fit)
 
-        refit = True  # unless the validation rows choose a CART (frozen as it is)
+        refit, every = True, False  # unless the validation rows choose a CART / every facet
         if self.validation_scores_ is not None:  # the validation rows choose the tree
-            params, refit, depth = self._validation_choice(
+            params, refit, depth, every = self._validation_choice(
                 params, grown, build, depth, Z, X_fit, Y_fit, w_fit, crit,
                 tr[row_subsample(tr.size, epoch_rows, seed)], vs)
-        self.tree_ = build(params, depth, refit=refit, threshold=self.threshold_)
+        self.tree_ = build(params, depth, refit=refit, threshold=self.threshold_, selected=every)
         self.greedy_fallback_ = False
         if self.greedy_floor:  # never fit the rows worse than two greedy levels
             self.tree_, self.greedy_fallback_ = self._greedy_floor(

@@ -83,12 +83,18 @@ class _GreedyFloorMixin:
         return fit_score(pred, Y, w, False)
 
     def _validation_choice(self, refined, grown, build, depth, Z, X, Y, w, crit, tr, va):
-        """``(splits, refit, depth)`` to freeze, and ``refined_`` and ``threshold_`` set.
+        """``(splits, refit, depth, selected)`` to freeze (``selected``: keep
+        every facet), and ``refined_`` and ``threshold_`` set.
 
         The candidates: ``refined`` with ``threshold`` (the default),
         ``refined`` with its trained thresholds (``q = 1/2``, only when
         ``threshold="refit"``), the greedily ``grown`` splits (``Z``, ``X``:
-        the fit rows standardized and raw), the CART of depth ``depth`` and
+        the fit rows standardized and raw), ``refined`` and ``grown`` with
+        their trained thresholds and every facet (the trees as trained and
+        grown, before the greedy post-processing: where no single facet or
+        threshold gains, as on a parity of three features, the facet
+        selection and a threshold re-chosen node by node undo the split's
+        joint shape), the CART of depth ``depth`` and
         the CART of the depth (1 to the core's ``TUNED_MAX_DEPTH``) that
         cross-validates best on the training rows (the core's
         :func:`~sklearn_difftrees._core.greedy.tuned_depth`; where the classes follow
@@ -117,6 +123,8 @@ class _GreedyFloorMixin:
         candidates["grown", self.threshold] = grown
         selected = {kind: self._drop_facets(params, Z[tr], Y[tr], w[tr], crit)
                     for kind, params in (("refined", refined), ("grown", grown))}
+        for kind, params in (("refined_all", refined), ("grown_all", grown)):
+            candidates[kind, 0.5] = selected[kind] = params  # every facet
         losses = {}
         for kind, threshold in candidates:
             tree = build(selected[kind], depth, rows=tr, threshold=threshold, selected=True)
@@ -158,14 +166,15 @@ class _GreedyFloorMixin:
             gain, z = paired_advantage(losses[default], losses[key], w[va])
             if z > SELECTION_Z and gain > best_gain:
                 best, best_gain = key, gain
-        self.refined_, self.threshold_ = best[0] == "refined", best[1]
+        self.refined_, self.threshold_ = best[0].startswith("refined"), best[1]
         if best[0] == "cart":  # grown on every fit row, frozen as it is
-            return cart_params(fit_cart(Z, Y, w, depth=depth, **cart), Z.shape[1]), False, depth
+            cart = fit_cart(Z, Y, w, depth=depth, **cart)
+            return cart_params(cart, Z.shape[1]), False, depth, False
         if best[0] in carts:  # the tuned CART that validated (grown again on more
             # rows, a deep greedy tree may split elsewhere: on a checkerboard its
             # first splits are chosen by noise), its leaves set on every fit row
-            return cart_params(carts[best[0]], Z.shape[1]), False, tuned
-        return candidates[best], True, depth
+            return cart_params(carts[best[0]], Z.shape[1]), False, tuned, False
+        return candidates[best], True, depth, best[0].endswith("_all")
 
     def _leaf_limits(self):
         return dict(min_samples_split=self.min_samples_split,
