@@ -17,7 +17,27 @@ import functools
 
 from .._compat import _fit_context
 
-__all__ = ["fit_context"]
+__all__ = ["fit_context", "keeps_state"]
+
+
+def keeps_state(method, drop=()):
+    """``method`` made all or nothing: a call that raises leaves the object's
+    attributes as they were (a shallow snapshot), and removes the ``drop``
+    attributes (live caches that the failed call may have advanced)."""
+
+    @functools.wraps(method)
+    def wrapper(obj, *args, **kwargs):
+        before = dict(obj.__dict__)
+        try:
+            return method(obj, *args, **kwargs)
+        except BaseException:
+            obj.__dict__.clear()
+            obj.__dict__.update(before)
+            for name in drop:
+                obj.__dict__.pop(name, None)
+            raise
+
+    return wrapper
 
 
 def fit_context(*, prefer_skip_nested_validation=True):
@@ -36,17 +56,6 @@ def fit_context(*, prefer_skip_nested_validation=True):
 
     def decorator(fit):
         validated = _fit_context(prefer_skip_nested_validation=prefer_skip_nested_validation)(fit)
-
-        @functools.wraps(fit)
-        def wrapper(estimator, *args, **kwargs):
-            before = dict(estimator.__dict__)
-            try:
-                return validated(estimator, *args, **kwargs)
-            except BaseException:
-                estimator.__dict__.clear()
-                estimator.__dict__.update(before)
-                raise
-
-        return wrapper
+        return functools.wraps(fit)(keeps_state(validated))
 
     return decorator

@@ -3,7 +3,6 @@ numpydoc sections), the live module kept as numpy state between calls, the
 round loop behind ``update`` and the simulated protocol of ``fit``. Torch is
 imported only when learning (:mod:`sklearn_difftrees.dgt._bandit_torch`)."""
 
-import functools
 from abc import abstractmethod
 from numbers import Integral, Real
 
@@ -13,11 +12,12 @@ from sklearn.utils import check_random_state
 from .._compat import Interval, StrOptions, validate_data
 from .._core import topology
 from .._core._progress import Progress
+from .._core.atomic import keeps_state
 from .._core.base import BaseObliqueTree
+from .._core.categorical import encode_category_columns
 from .._core.onnx_graph import hard_tree_outputs
 from .._core.optional import require_torch
 from .._core.tree import ObliqueTree
-from .._core.categorical import encode_category_columns
 from .._core.validation import check_predict_data, constant_columns, fit_standardizer
 
 __all__ = ["_BaseDGTBandit", "keeps_state_on_failure"]
@@ -32,19 +32,7 @@ def keeps_state_on_failure(method):
     a fresh learner playing its random tree after a refused call. The live
     engine is dropped (rebuilt from ``_state`` on demand): a failed call may
     have stepped it."""
-
-    @functools.wraps(method)
-    def wrapper(self, *args, **kwargs):
-        before = dict(self.__dict__)
-        try:
-            return method(self, *args, **kwargs)
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(before)
-            self.__dict__.pop("_engine", None)
-            raise
-
-    return wrapper
+    return keeps_state(method, drop=("_engine",))
 
 
 class _BaseDGTBandit(BaseObliqueTree):
