@@ -353,3 +353,15 @@ def test_validation_choice_can_keep_every_facet_and_the_trained_thresholds():
     est = _quiet(ConvexPolytopeTreeClassifier(random_state=3).fit, X, y)
     assert est.threshold_ == 0.5 and est.n_facets_.max() > 1
     assert est.score(X, y) > 0.7 and est.score(Xte, yte) > 0.7
+
+
+def test_every_facet_candidates_keep_a_float_threshold():
+    """A float ``threshold`` is the user's ``q``: the every-facet candidates
+    are frozen at it, so ``threshold_`` stays ``threshold`` (on this parity
+    they were frozen at ``q = 1/2`` and won: ``threshold_`` was 0.5)."""
+    rng = np.random.RandomState(3)
+    X = rng.uniform(-1, 1, (2100, 10))
+    y = ((X[:, 0] > 0) ^ (X[:, 1] > 0) ^ (X[:, 2] > 0)).astype(int)
+    y[rng.uniform(size=2100) < 0.05] ^= 1
+    est = _quiet(ConvexPolytopeTreeClassifier(random_state=3, threshold=0.3).fit, X, y)
+    assert est.threshold_ == 0.3

@@ -165,7 +165,8 @@ class _BaseNonGreedy(BaseObliqueTree):
         information gain or Gini) grown on the ``codes`` (of ``bins``) of the
         rows ``grow`` (all, or the start's subsample) of ``(Z, Y, w)``, or on
         their raw values below ``BINNED_MIN_ROWS`` rows (as the other
-        families' floors), and scored as embedded in the complete tree. When ``(W, b, theta)`` scores below
+        families' floors), and scored as embedded in the complete tree. When
+        ``(W, b, theta)`` scores below
         it on ``(Z, Y, w)``, the greedy tree of ``depth`` with the reference's
         criterion is returned instead (or the reference itself, should it fit
         better).

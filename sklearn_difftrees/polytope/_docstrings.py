@@ -101,7 +101,8 @@ _DOC_PARAMS = """
         ``threshold``, unless the refined splits with their trained
         thresholds (``q = 1/2``, when ``threshold="refit"``), the greedily
         grown tree, the refined or grown splits with every facet and their
-        trained thresholds (``n_facets_`` shows them), or the CART of the
+        trained thresholds (or a float ``threshold``; ``n_facets_`` shows
+        them), or the CART of the
         same depth or of the cross-validated depth score clearly better there
         (by three standard errors of the per-row differences), each frozen
         on the training part for the comparison. The thresholds and leaves

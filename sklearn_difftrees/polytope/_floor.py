@@ -90,7 +90,8 @@ class _GreedyFloorMixin:
         ``refined`` with its trained thresholds (``q = 1/2``, only when
         ``threshold="refit"``), the greedily ``grown`` splits (``Z``, ``X``:
         the fit rows standardized and raw), ``refined`` and ``grown`` with
-        their trained thresholds and every facet (the trees as trained and
+        their trained thresholds (a float ``threshold``: that ``q``) and
+        every facet (the trees as trained and
         grown, before the greedy post-processing: where no single facet or
         threshold gains, as on a parity of three features, the facet
         selection and a threshold re-chosen node by node undo the split's
@@ -123,8 +124,10 @@ class _GreedyFloorMixin:
         candidates["grown", self.threshold] = grown
         selected = {kind: self._drop_facets(params, Z[tr], Y[tr], w[tr], crit)
                     for kind, params in (("refined", refined), ("grown", grown))}
+        # Every facet, at the trained thresholds (q = 1/2), or at the user's q.
+        trained = 0.5 if self.threshold == "refit" else self.threshold
         for kind, params in (("refined_all", refined), ("grown_all", grown)):
-            candidates[kind, 0.5] = selected[kind] = params  # every facet
+            candidates[kind, trained] = selected[kind] = params
         losses = {}
         for kind, threshold in candidates:
             tree = build(selected[kind], depth, rows=tr, threshold=threshold, selected=True)
