@@ -433,7 +433,10 @@ MAX_SHARPNESS = 100.0
 
 def robust_sharpness(Z):
     """Per column of ``Z``, ``std / (IQR / 1.349)``, clipped to ``[1,``
-    :data:`MAX_SHARPNESS` ``]`` (1 where the IQR is 0).
+    :data:`MAX_SHARPNESS` ``]``. Where the IQR is 0 (a column whose middle
+    half is one value, as a zero-inflated amount), the central 80% and then
+    90% ranges stand in for it (``/ 2.563``, ``/ 3.290``: their widths on a
+    normal column); 1 where those are 0 too.
 
     A soft split ``c (z_f - t)`` on standardized features routes the rows
     within ``1 / (2 c)`` standard deviations of ``t`` fractionally. On a
@@ -444,8 +447,10 @@ def robust_sharpness(Z):
     keep the band as it is.
     """
     Z = np.asarray(Z, dtype=np.float64)
-    q1, q3 = np.percentile(Z, [25, 75], axis=0)
-    spread = (q3 - q1) / 1.349
+    q = np.percentile(Z, [5, 10, 25, 75, 90, 95], axis=0)
+    spread = (q[3] - q[2]) / 1.349
+    for lo, hi, width in ((1, 4, 2.563), (0, 5, 3.290)):  # zero-inflated columns
+        spread = np.where(spread > 0, spread, (q[hi] - q[lo]) / width)
     std = Z.std(axis=0)
     factor = np.ones(Z.shape[1])
     ok = spread > 0
