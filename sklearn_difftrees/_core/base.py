@@ -56,7 +56,20 @@ __all__ = [
     "TreeClassifierMixin",
     "TreeRegressorMixin",
     "TRAINING_PARAMETER_CONSTRAINTS",
+    "set_training_record",
 ]
+
+def set_training_record(estimator, history):
+    """MLP's names for a fit's training record: ``n_iter_``, ``loss_curve_``,
+    ``best_loss_``, and with ``early_stopping`` ``validation_scores_`` and
+    ``best_validation_score_`` (else None), from ``history``."""
+    estimator.n_iter_ = history.n_iter
+    estimator.loss_curve_ = history.loss_curve
+    estimator.best_loss_ = history.best_loss
+    stopped = estimator.early_stopping
+    estimator.validation_scores_ = history.validation_scores if stopped else None
+    estimator.best_validation_score_ = history.best_validation_score if stopped else None
+
 
 #: Constraints of the training-loop parameters, identical for every
 #: gradient-trained estimator (merged into each ``_parameter_constraints``).
@@ -350,16 +363,7 @@ class BaseGradientModel(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         module.cpu()
         self.device_ = str(plan.device)
         self._module_state = {k: v.detach().numpy().copy() for k, v in module.state_dict().items()}
-        self.n_iter_ = history.n_iter
-        self.loss_curve_ = history.loss_curve
-        self.best_loss_ = history.best_loss
-        if self.early_stopping:
-            self.validation_scores_ = history.validation_scores
-            self.best_validation_score_ = history.best_validation_score
-        else:
-            self.validation_scores_ = None
-            self.best_validation_score_ = None
-
+        set_training_record(self, history)
         self._freeze(module, plan.X, plan.Y, plan.sample_weight, plan.keep)
         check_finite_model(self, plan.X)
         if not self.warm_start:  # prediction never reads the module's weights

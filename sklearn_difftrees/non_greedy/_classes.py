@@ -12,7 +12,8 @@ from .._core.atomic import fit_context
 from .._core._guard import check_finite_model
 from .._core._memory import check_memory
 from .._core.categorical import CATEGORICAL_CONSTRAINT
-from .._core.base import BaseObliqueTree, TreeClassifierMixin, TreeRegressorMixin
+from .._core.base import (BaseObliqueTree, TreeClassifierMixin, TreeRegressorMixin,
+                          set_training_record)
 from .._core.batching import resolve_batching
 from .._core.greedy import (
     BINNED_MIN_ROWS,
@@ -284,15 +285,7 @@ class _BaseNonGreedy(BaseObliqueTree):
                 n_out, batch, epoch_rows)
             self.max_depth_ = depth
         self.init_tree_ = self._make_tree(*start_tree, X_keep, w_keep, constant)
-        self.n_iter_ = record.n_iter
-        self.loss_curve_ = record.loss_curve
-        self.best_loss_ = record.best_loss
-        if self.early_stopping:
-            self.validation_scores_ = record.validation_scores
-            self.best_validation_score_ = record.best_validation_score
-        else:
-            self.validation_scores_ = None
-            self.best_validation_score_ = None
+        set_training_record(self, record)
         self.greedy_fallback_ = False
         if self.greedy_floor:  # never fit the rows worse than two greedy levels
             W, b, theta, self.greedy_fallback_ = self._greedy_floor(
