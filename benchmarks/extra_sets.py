@@ -1,9 +1,9 @@
-"""Write eight more tables, none of which the defaults were chosen on, as
+"""Write nine more tables, none of which the defaults were chosen on, as
 ``<name>.tsv.gz`` files for ``bench_defaults.py --data-dir``.
 
 Four come with scikit-learn (no download): ``digits`` (1,797 x 64, 10
 classes), ``wine`` (178 x 13, 3 classes), ``iris`` (150 x 4, 3 classes) and
-``diabetes`` (442 x 10, regression). Four are generated with fixed seeds:
+``diabetes`` (442 x 10, regression). Five are generated with fixed seeds:
 
 * ``checker``: a 4 x 4 checkerboard over two of six uniform features (3,000
   rows, 2 classes): no single greedy split of any node gains, a deep CART
@@ -13,11 +13,14 @@ classes), ``wine`` (178 x 13, 3 classes), ``iris`` (150 x 4, 3 classes) and
 * ``friedman1``: ``make_friedman1`` (4,000 x 10, noise 1, regression);
 * ``lognorm``: 12 lognormal levels ``exp(2 g)``, ``g`` standard normal
   (5,000 rows, 2 classes: ``g_0 > 0.3`` XOR ``g_1 + g_2 > 0``): thresholds
-  on features whose standard deviation is set by their tail.
+  on features whose standard deviation is set by their tail;
+* ``wide``: ``make_classification`` with 8 informative of 200 features
+  (400 rows, 2 classes): an oblique split over every feature fits any few
+  hundred rows, axis-aligned splits on the informative ones generalize.
 
     python benchmarks/extra_sets.py /tmp/extra
     python benchmarks/bench_defaults.py --data-dir /tmp/extra \\
-        --datasets digits wine iris diabetes imbal3 friedman1 checker lognorm \\
+        --datasets digits wine iris diabetes imbal3 friedman1 checker lognorm wide \\
         --n-jobs 2
 
 The files have one column per feature (``x0``, ``x1``, ...) and the label in
@@ -34,7 +37,7 @@ __all__ = ["extra_sets", "main"]
 
 
 def extra_sets():
-    """``{name: (X, y)}`` of the eight tables (deterministic)."""
+    """``{name: (X, y)}`` of the nine tables (deterministic)."""
     from sklearn import datasets
 
     sets = {name: getattr(datasets, f"load_{name}")(return_X_y=True)
@@ -47,6 +50,8 @@ def extra_sets():
     sets["checker"] = X, ((np.floor(X[:, 0] * 2) + np.floor(X[:, 1] * 2)) % 2).astype(int)
     G = np.random.RandomState(11).normal(size=(5000, 12))
     sets["lognorm"] = np.exp(2 * G), ((G[:, 0] > 0.3) ^ (G[:, 1] + G[:, 2] > 0)).astype(int)
+    sets["wide"] = datasets.make_classification(400, 200, n_informative=8, n_redundant=0,
+                                                random_state=3)
     return sets
 
 

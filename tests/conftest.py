@@ -68,3 +68,13 @@ def rows_seen(monkeypatch):
         return seen
 
     return spy
+
+
+@pytest.fixture
+def no_cross_check(monkeypatch):
+    """Fits without the out-of-fold cross-check of small tables (its clones'
+    fits would count among a test's runs or calls): tests of what a fit
+    does before it."""
+    from sklearn_difftrees._core import selection
+
+    monkeypatch.setattr(selection, "CROSS_CHECK_MAX_ROWS", 0)

@@ -28,7 +28,10 @@ from sklearn_difftrees.dgt._module import hard_leaf
 
 from _starts import FORCED_STATISTIC, _data, force_statistic, weighted_case
 
-pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+# The starts' machinery, without the out-of-fold cross-check that runs after
+# it (whose clones would add their own runs): tests/test_cross_check.py.
+pytestmark = [pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning"),
+              pytest.mark.usefixtures("no_cross_check")]
 
 
 @pytest.mark.parametrize("n_layers", [1, 3])

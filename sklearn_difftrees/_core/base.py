@@ -265,7 +265,16 @@ class BaseGradientModel(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
             Fitted estimator.
         """
         plan = self._fit_setup(X, y, sample_weight)
-        return self._fit_complete(plan, self._train(plan))
+        self._fit_complete(plan, self._train(plan))
+        if not self.warm_start:
+            self._check_fitted_model(plan)
+        return self
+
+    def _check_fitted_model(self, plan):
+        """Hook of a single model's ``fit`` (not of a continuation, nor of
+        the members a bagging estimator trains from plans): a method may
+        replace the frozen model here, e.g. by a greedy tree that predicts
+        held-out rows clearly better (``plan`` as ``_fit_complete`` got it)."""
 
     def _fit_setup(self, X, y, sample_weight):
         """Everything of ``fit`` before the training loop, as a :class:`_FitPlan`.

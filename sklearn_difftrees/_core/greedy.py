@@ -360,15 +360,15 @@ def cv_depth(Z, Y, w, *, max_depth, classification, n_folds, seed, min_depth=1, 
     return best, scores
 
 
-def tuned_depth(Z, Y, w, *, classification, max_depth=TUNED_MAX_DEPTH, seed=0):
-    """``(depth, rows)`` of a depth-tuned CART: the depth (1 to ``max_depth``)
-    at which a CART cross-validates best in 3 folds (:func:`cv_depth`) on
+def tuned_depth(Z, Y, w, *, classification, max_depth=TUNED_MAX_DEPTH, seed=0, min_depth=1):
+    """``(depth, rows)`` of a depth-tuned CART: the depth (``min_depth`` to
+    ``max_depth``) at which a CART cross-validates best in 3 folds (:func:`cv_depth`) on
     ``rows``, at most :data:`GREEDY_MAX_ROWS` of ``Z, Y, w`` (a subsample
     drawn from ``seed`` beyond; ``slice(None)`` otherwise). A method that
     compares its model with the greedy tree a user would tune grows it at
     that depth on the same rows (:func:`fit_cart`)."""
     rows = row_subsample(Z.shape[0], GREEDY_MAX_ROWS, seed)
-    depth = cv_depth(Z[rows], Y[rows], w[rows], max_depth=max_depth,
+    depth = cv_depth(Z[rows], Y[rows], w[rows], max_depth=max_depth, min_depth=min_depth,
                      classification=classification, n_folds=3, seed=seed)[0]
     return depth, rows
 

@@ -1,12 +1,19 @@
 """DGT's greedy floor: a trained tree never fits its training rows worse than
 two greedy levels (the reference of :func:`~sklearn_difftrees._core.greedy.greedy_reference`,
 shared with NonGreedy and ConvexPolytopeTree); otherwise a CART, embedded in
-the complete tree, is returned. A helper of the estimators' ``_freeze``."""
+the complete tree, is returned. A helper of the estimators' ``_freeze``.
+
+On at most ``CROSS_CHECK_MAX_ROWS`` rows, a single tree's ``fit`` then runs the
+core's out-of-fold :func:`~sklearn_difftrees._core.selection.cross_check`
+(:func:`apply_cross_check`): where the CART of the tree's depth clearly
+predicts held-out rows better, that CART is returned (an oblique tree over
+many features overfits a small table that axis-aligned splits do not)."""
 
 import numpy as np
 from sklearn.base import is_classifier
 
 from .._core.greedy import (
+    GREEDY_MAX_ROWS,
     cart_to_complete,
     fit_cart,
     fit_score,
@@ -14,9 +21,11 @@ from .._core.greedy import (
     greedy_reference,
     row_subsample,
 )
+from .._core.selection import (CROSS_CHECK_Z, cross_check, cross_check_applies,
+                               cross_check_depth)
 from .._core.validation import constant_columns, normalize_weights
 
-__all__ = ["apply_greedy_floor"]
+__all__ = ["apply_cross_check", "apply_greedy_floor"]
 
 #: Seed of the floor's CARTs (it only orders the features they try; fixed,
 #: so that the floor draws nothing from the fit's random stream).
@@ -40,6 +49,74 @@ def _cart_tree(est, cart, depth, X_all, Y_all, sample_weight, keep, norm):
     return est._tree_from_splits(W, b, theta0, X_all, Y_all, sample_weight, keep, refit=True)
 
 
+def _fit_rows(est, X_all, Y_all, sample_weight, keep):
+    """The fit rows ``keep``: raw ``X``, standardized ``Z`` (constant columns
+    0, as in training), the target (float64 for the regressor) and weights
+    of mean one."""
+    X, Y, w = X_all[keep], Y_all[keep], normalize_weights(sample_weight[keep])
+    Z = (X - est._feature_mean) / est._feature_scale
+    Z[:, constant_columns(X, w)] = 0.0  # as in training: constant columns carry nothing
+    return X, Z, (Y if is_classifier(est) else np.asarray(Y, dtype=np.float64)), w
+
+
+def apply_cross_check(est, X_all, Y_all, sample_weight, keep, norm, seed):
+    """Replace ``est.tree_`` by a depth-tuned CART where that CART clearly
+    predicts held-out rows better.
+
+    Runs on at most ``CROSS_CHECK_MAX_ROWS`` fit rows ``keep``: the core's
+    :func:`~sklearn_difftrees._core.selection.cross_check` fits clones of
+    ``est`` with its ``max_depth_`` and ``init_`` (the structure and start
+    it chose, not chosen again) and depth-tuned CARTs (2 to that depth) out
+    of fold; above ``CROSS_CHECK_Z``, the CART of the criterion that erred
+    less out of fold and of the depth tuned on all fit rows (2 to
+    ``max_depth_``) replaces the tree, embedded in the complete tree with
+    closed-form leaves; should it fit the fit rows worse than the floor's
+    reference (a depth-2 CART of the other criterion can), the reference
+    does. ``seed`` (the fit's) draws the folds. Returns whether it did.
+    """
+    if not cross_check_applies(keep.size):
+        return False
+    classification = is_classifier(est)
+    X, Z, Yc, w = _fit_rows(est, X_all, Y_all, sample_weight, keep)
+    result = cross_check(est, X, Yc, w, classification=classification,
+                         max_depth=lambda model: model.max_depth_, seed=seed,
+                         clone_params=dict(max_depth=est.max_depth_, init=est.init_))
+    if result is None or result.z <= CROSS_CHECK_Z:
+        return False
+    depth = cross_check_depth(Z, Yc, w, classification=classification,
+                              max_depth=est.max_depth_, seed=seed)
+    if est.verbose:
+        print(f"{type(est).__name__}: a depth-{depth} CART ({result.criterion}) predicts "
+              f"held-out rows better (out-of-fold paired statistic {result.z:.2f} > "
+              f"{CROSS_CHECK_Z}); it replaces the trained tree")
+    ref, score, embed = _floor(est, X_all, Y_all, sample_weight, keep, norm, X, Z, Yc, w,
+                               GREEDY_MAX_ROWS)
+    _, est.tree_ = floor_fallback(ref, score, [
+        ("tuned", lambda: embed(fit_cart(Z, Yc, w, depth=depth, criterion=result.criterion,
+                                         classification=classification, seed=seed))),
+        ("reference", lambda: embed(ref.cart))])
+    return True
+
+
+def _floor(est, X_all, Y_all, sample_weight, keep, norm, X, Z, Yc, w, max_rows):
+    """``(ref, score, embed)``: the floor's reference (grown on a seeded
+    subsample of ``max_rows`` fit rows when there are more, scored on all),
+    the floor's score of a fitted tree and the embedding of a CART as the
+    estimator's fitted tree."""
+    classification = is_classifier(est)
+    grow = row_subsample(Z.shape[0], max_rows, FLOOR_SEED)
+    ref = greedy_reference(Z, Yc, w, depth=est.max_depth_, classification=classification,
+                           seed=FLOOR_SEED, grow=grow, bins="auto")
+
+    def score(tree):
+        return fit_score(_codes(est, tree, X), Yc, w, classification)
+
+    def embed(cart):
+        return _cart_tree(est, cart, est.max_depth_, X_all, Y_all, sample_weight, keep, norm)
+
+    return ref, score, embed
+
+
 def apply_greedy_floor(est, X_all, Y_all, sample_weight, keep, norm, max_rows):
     """Replace ``est.tree_`` by a CART when it fits the fit rows worse.
 
@@ -53,25 +130,14 @@ def apply_greedy_floor(est, X_all, Y_all, sample_weight, keep, norm, max_rows):
     did.
     """
     classification = is_classifier(est)
-    X, Y, w = X_all[keep], Y_all[keep], sample_weight[keep]
-    w = normalize_weights(w)
-    Z = (X - est._feature_mean) / est._feature_scale
-    Z[:, constant_columns(X, w)] = 0.0  # as in training: constant columns carry nothing
-    Yc = Y if classification else np.asarray(Y, dtype=np.float64)
-    grow = row_subsample(Z.shape[0], max_rows, FLOOR_SEED)
-    ref = greedy_reference(Z, Yc, w, depth=est.max_depth_, classification=classification,
-                           seed=FLOOR_SEED, grow=grow, bins="auto")
-    if fit_score(_codes(est, est.tree_, X), Yc, w, classification) >= ref.score:
+    X, Z, Yc, w = _fit_rows(est, X_all, Y_all, sample_weight, keep)
+    ref, score, embed = _floor(est, X_all, Y_all, sample_weight, keep, norm, X, Z, Yc, w,
+                               max_rows)
+    if score(est.tree_) >= ref.score:
         return False
-    depth = est.max_depth_
-
-    def embed(cart):
-        return _cart_tree(est, cart, depth, X_all, Y_all, sample_weight, keep, norm)
-
-    _, est.tree_ = floor_fallback(
-        ref, lambda tree: fit_score(_codes(est, tree, X), Yc, w, classification),
-        [("deep", lambda: embed(fit_cart(Z, Yc, w, depth=depth, classification=classification,
-                                          seed=FLOOR_SEED, criterion=ref.criterion,
-                                          bins="auto"))),
-         ("reference", lambda: embed(ref.cart))])
+    _, est.tree_ = floor_fallback(ref, score, [
+        ("deep", lambda: embed(fit_cart(Z, Yc, w, depth=est.max_depth_,
+                                        classification=classification, seed=FLOOR_SEED,
+                                        criterion=ref.criterion, bins="auto"))),
+        ("reference", lambda: embed(ref.cart))])
     return True

@@ -21,7 +21,8 @@ import numbers
 import numpy as np
 from sklearn.base import is_classifier
 
-from .._core.selection import paired_advantage
+from .._core.selection import (CROSS_CHECK_Z, cross_check, cross_check_applies,
+                               cross_check_depth, paired_advantage)
 from .._core.greedy import (
     FLOOR_DEPTH,
     GREEDY_MAX_ROWS,
@@ -205,11 +206,12 @@ class _GreedyFloorMixin:
         grow = row_subsample(Z.shape[0], GREEDY_MAX_ROWS, seed)
         ref = greedy_reference(Z, Y, w, depth=depth, classification=classification,
                                seed=seed, grow=grow, bins="auto", **leaf_limits)
-        if self._tree_fit_score(tree, X, Y, w) >= ref.score:
-            return tree, False
 
-        def as_tree(cart):
+        def as_tree(cart, depth=depth):
             return build(cart_params(cart, Z.shape[1]), depth, refit=False)
+
+        if self._tree_fit_score(tree, X, Y, w) >= ref.score:
+            return self._cross_check(tree, False, as_tree, ref, Z, X, Y, w, seed)
 
         candidates = [("unrefined", lambda: build(grown, self.max_depth_))] if grown else []
         if depth > FLOOR_DEPTH:  # the reference's criterion, grown to depth D
@@ -220,4 +222,43 @@ class _GreedyFloorMixin:
                                      candidates + [("cart", lambda: as_tree(ref.cart))])
         # Neither fallback holds refined splits; the grown one has ``threshold``.
         self.refined_, self.threshold_ = False, self.threshold
-        return tree, label
+        return self._cross_check(tree, label, as_tree, ref, Z, X, Y, w, seed)
+
+    def _cross_check(self, tree, label, as_tree, ref, Z, X, Y, w, seed):
+        """``(tree, label)``, or ``(depth-tuned CART, "cart")`` where that
+        CART clearly predicts held-out rows better (on at most the core's
+        ``CROSS_CHECK_MAX_ROWS`` fit rows, not inside another cross-check):
+        the core's out-of-fold
+        :func:`~sklearn_difftrees._core.selection.cross_check` above
+        ``CROSS_CHECK_Z``, with depth-tuned CARTs (2 to the core's
+        ``TUNED_MAX_DEPTH`` levels, or to an int ``max_depth``; the
+        leaf-size limits); should that CART fit the fit rows worse than the
+        floor's reference ``ref`` (a depth-2 CART of the other criterion
+        can), the reference is returned. ``as_tree(cart, depth)`` writes a
+        CART as a polytope tree. On a small table the validation part is a
+        few dozen rows, too few to tell a polytope tree that overfits many
+        features from the CART."""
+        if not cross_check_applies(Z.shape[0]):
+            return tree, label
+        classification = is_classifier(self)
+        deepest = TUNED_MAX_DEPTH
+        if isinstance(self.max_depth, numbers.Integral):  # a depth the user set
+            deepest = min(deepest, self.max_depth)
+        result = cross_check(self, X, Y, w, classification=classification,
+                             max_depth=lambda model: deepest, seed=seed,
+                             cart_params=self._leaf_limits())
+        if result is None or result.z <= CROSS_CHECK_Z:
+            return tree, label
+        depth = cross_check_depth(Z, Y, w, classification=classification, max_depth=deepest,
+                                  seed=seed)
+        if self.verbose:
+            print(f"{type(self).__name__}: a depth-{depth} CART ({result.criterion}) "
+                  f"predicts held-out rows better (out-of-fold paired statistic "
+                  f"{result.z:.2f} > {CROSS_CHECK_Z}); it replaces the tree")
+        _, tree = floor_fallback(ref, lambda t: self._tree_fit_score(t, X, Y, w), [
+            ("tuned", lambda: as_tree(fit_cart(
+                Z, Y, w, depth=depth, criterion=result.criterion,
+                classification=classification, seed=seed, **self._leaf_limits()), depth)),
+            ("reference", lambda: as_tree(ref.cart))])
+        self.refined_, self.threshold_ = False, self.threshold
+        return tree, "cart"
