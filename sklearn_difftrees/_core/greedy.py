@@ -431,12 +431,16 @@ def scale_axis_rows(W, b, scale):
 MAX_SHARPNESS = 100.0
 
 
-def robust_sharpness(Z):
+def robust_sharpness(Z, w=None):
     """Per column of ``Z``, ``std / (IQR / 1.349)``, clipped to ``[1,``
     :data:`MAX_SHARPNESS` ``]``. Where the IQR is 0 (a column whose middle
     half is one value, as a zero-inflated amount), the central 80% and then
     90% ranges stand in for it (``/ 2.563``, ``/ 3.290``: their widths on a
-    normal column); 1 where those are 0 too.
+    normal column); 1 where those are 0 too. With unequal weights ``w`` the
+    quantiles (inverted CDF: the smallest value whose cumulative weight
+    reaches the level) and the standard deviation are weighted, as the CART the factor
+    sharpens is grown on the weighted rows; equal (or no) weights give the
+    unweighted factor.
 
     A soft split ``c (z_f - t)`` on standardized features routes the rows
     within ``1 / (2 c)`` standard deviations of ``t`` fractionally. On a
@@ -447,15 +451,36 @@ def robust_sharpness(Z):
     keep the band as it is.
     """
     Z = np.asarray(Z, dtype=np.float64)
-    q = np.percentile(Z, [5, 10, 25, 75, 90, 95], axis=0)
+    levels = [5, 10, 25, 75, 90, 95]
+    if w is None or np.all(np.asarray(w) == np.asarray(w).flat[0]):
+        q = np.percentile(Z, levels, axis=0)
+        std = Z.std(axis=0)
+    else:
+        w = np.asarray(w, dtype=np.float64)
+        q = _weighted_percentiles(Z, w, levels)
+        mean = np.average(Z, axis=0, weights=w)
+        std = np.sqrt(np.average((Z - mean) ** 2, axis=0, weights=w))
     spread = (q[3] - q[2]) / 1.349
     for lo, hi, width in ((1, 4, 2.563), (0, 5, 3.290)):  # zero-inflated columns
         spread = np.where(spread > 0, spread, (q[hi] - q[lo]) / width)
-    std = Z.std(axis=0)
     factor = np.ones(Z.shape[1])
     ok = spread > 0
     factor[ok] = np.clip(std[ok] / spread[ok], 1.0, MAX_SHARPNESS)
     return factor
+
+
+def _weighted_percentiles(Z, w, levels):
+    """Per column, the smallest value of ``Z`` whose cumulative weight
+    ``w`` reaches each of ``levels`` percent of the total (numpy >= 2's
+    weighted ``percentile(method="inverted_cdf")``, which numpy 1 lacks);
+    shape ``(len(levels), n_columns)``."""
+    order = np.argsort(Z, axis=0, kind="stable")
+    cum = np.cumsum(w[order], axis=0)
+    out = np.empty((len(levels), Z.shape[1]))
+    for j in range(Z.shape[1]):
+        at = np.searchsorted(cum[:, j], np.asarray(levels) / 100.0 * cum[-1, j], side="left")
+        out[:, j] = Z[order[np.minimum(at, Z.shape[0] - 1), j], j]
+    return out
 
 
 def row_subsample(n, max_rows, rng):

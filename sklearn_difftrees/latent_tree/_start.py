@@ -132,7 +132,7 @@ def cart_start(est, module, Z, Y, w, seed):
     cart = fit_cart(Zr, Y[rows], w[rows], depth=est.max_depth_,
                     classification=classification, seed=seed)
     W, b, _ = cart_to_complete(cart, est.max_depth_, Z.shape[1], 1.0)
-    scale_axis_rows(W, b, CART_SCALE * (robust_sharpness(Zr) if classification else 1.0))
+    scale_axis_rows(W, b, CART_SCALE * (robust_sharpness(Zr, w[rows]) if classification else 1.0))
     tree = module.tree
     with torch.no_grad():
         tree.split.weight.copy_(torch.as_tensor(W))

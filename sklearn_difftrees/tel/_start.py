@@ -60,7 +60,7 @@ def boosted_start(est, module, Z, Y, w, seed):
         target = np.eye(K)[np.asarray(Y[rows], dtype=np.int64)]
     else:
         target = np.asarray(Y[rows], dtype=np.float64).reshape(n, -1)
-    scale = CART_SCALE * (robust_sharpness(Zr) if classification else 1.0)
+    scale = CART_SCALE * (robust_sharpness(Zr, wr) if classification else 1.0)
     F = np.zeros((n, K))
     W = np.zeros((T, 2**depth - 1, p))
     B = np.zeros((T, 2**depth - 1))
