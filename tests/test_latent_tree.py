@@ -591,6 +591,7 @@ def test_auto_depth_is_depth_4_where_the_cart_does_not_win(bc):
     np.testing.assert_array_equal(auto.predict_proba(X_te), four.predict_proba(X_te))
 
 
+@pytest.mark.usefixtures("no_cross_check")  # the depth-4 fit itself, as trained
 def test_auto_depth_within_the_memory_limit(monkeypatch):
     """Where the deeper tree would exceed the memory limit, ``"auto"``
     returns the depth-4 fit with a warning (not an error)."""
@@ -602,6 +603,7 @@ def test_auto_depth_within_the_memory_limit(monkeypatch):
     assert est.max_depth_ == est.tree_.max_depth == 4
 
 
+@pytest.mark.usefixtures("no_cross_check")  # the depth-4 fit itself, as trained
 def test_auto_depth_drops_a_deeper_tree_that_diverges(monkeypatch):
     """The deeper training is optional: where it diverges, the depth-4 fit
     is returned with a warning (it raised FloatingPointError out of fit,

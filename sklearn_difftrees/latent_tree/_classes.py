@@ -27,7 +27,7 @@ from .._core.base import BaseGradientTree, TreeClassifierMixin, TreeRegressorMix
 from .._core.categorical import CATEGORICAL_CONSTRAINT
 from .._core.validation import check_predict_data, check_warm_depth, constant_columns
 from ._docstrings import _DOC_ATTRS, _DOC_PARAMS, _REFERENCE
-from ._deepen import AUTO_DEPTH, deepen
+from ._deepen import AUTO_DEPTH, AUTO_MAX_DEPTH, deepen
 from ._forward import INPUT_CLIP, _elu, _rowwise_matmul, node_rewards_numpy
 from ._onnx import latent_tree_graph
 from ._pav import tree_isotonic_forward
@@ -56,6 +56,7 @@ class _BaseLatentTree(_PrunedTreeMixin, BaseGradientTree):
         "head_width": [Interval(Integral, 1, None, closed="left")],
         "dropout": [Interval(Real, 0, 1, closed="left")],
         "init": [StrOptions({"auto", "cart", "random"})],
+        "greedy_floor": ["boolean"],
     }
 
     def __init__(
@@ -87,6 +88,7 @@ class _BaseLatentTree(_PrunedTreeMixin, BaseGradientTree):
         device="auto",
         verbose=0,
         warm_start=False,
+        greedy_floor=True,
     ):
         self.max_depth = max_depth
         self.pruning = pruning
@@ -114,6 +116,7 @@ class _BaseLatentTree(_PrunedTreeMixin, BaseGradientTree):
         self.device = device
         self.verbose = verbose
         self.warm_start = warm_start
+        self.greedy_floor = greedy_floor
 
     # ------------------------------------------------------------ training
     def _build_module(self, n_features, n_outputs, device):
@@ -179,6 +182,16 @@ class _BaseLatentTree(_PrunedTreeMixin, BaseGradientTree):
         self._head_params = module.head_weights()
         super()._freeze(module, X, Y, sample_weight, keep)
         self._finalize_latent(X, sample_weight)
+        self.greedy_fallback_ = False
+
+    def _check_fitted_model(self, plan):
+        # The cross-check of small tables (greedy_floor); the clusterer's
+        # regressor (no linear start) and an MLP head are left as trained.
+        if self.greedy_floor and self.head == "linear" and self._linear_start:
+            from ._floor import apply_cross_check
+
+            deepest = AUTO_MAX_DEPTH if self.max_depth == "auto" else self.max_depth
+            self.greedy_fallback_ = apply_cross_check(self, plan, deepest)
 
     def _module_to_splits(self, module):
         W = module.tree.split.weight.detach().cpu().double().numpy()
@@ -191,8 +204,9 @@ class _BaseLatentTree(_PrunedTreeMixin, BaseGradientTree):
         n_out = self._head_params[-1][0].shape[0]
         return np.zeros((topology.n_leaves(self.max_depth_), n_out))
 
-    def _finalize_latent(self, X, sample_weight):
-        """Fix the pruning vector from the training data; set ``tree_`` fields."""
+    def _finalize_latent(self, X, sample_weight, pruning_values=None):
+        """Fix the pruning vector from the training data (or to
+        ``pruning_values``); set ``tree_`` fields."""
         # X is fit's validated array (no feature names: validating it again
         # would warn that it lacks the names the estimator was fitted with).
         sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
@@ -207,12 +221,15 @@ class _BaseLatentTree(_PrunedTreeMixin, BaseGradientTree):
             W0[:, : X.shape[1]][:, constant] = 0.0
             self._head_params[0] = (W0, b0)
         q = self._rewards(Xk)
-        a, _, _ = tree_isotonic_forward(q, self.pruning * Xk.shape[0])
-        # Exact zeros need every training row to miss a node by a margin of
-        # 1/2, which gets rarer as the training set grows; nodes whose a_t is
-        # at most pruning_tol (so that z_t <= pruning_tol) are pruned too.
-        # Thresholding keeps 0 <= a_child <= a_parent.
-        a = np.where(a > self.pruning_tol, a, 0.0)
+        if pruning_values is None:
+            a, _, _ = tree_isotonic_forward(q, self.pruning * Xk.shape[0])
+            # Exact zeros need every training row to miss a node by a margin of
+            # 1/2, which gets rarer as the training set grows; nodes whose a_t is
+            # at most pruning_tol (so that z_t <= pruning_tol) are pruned too.
+            # Thresholding keeps 0 <= a_child <= a_parent.
+            a = np.where(a > self.pruning_tol, a, 0.0)
+        else:
+            a = np.asarray(pruning_values, dtype=np.float64)
         self.pruning_values_ = a
         self.active_fraction_ = float(np.mean(a > 0))
 
@@ -394,6 +411,7 @@ class LatentTreeClassifier(TreeClassifierMixin, _BaseLatentTree):
         device="auto",
         verbose=0,
         warm_start=False,
+        greedy_floor=True,
         class_weight=None,
     ):
         super().__init__(
@@ -423,6 +441,7 @@ class LatentTreeClassifier(TreeClassifierMixin, _BaseLatentTree):
             device=device,
             verbose=verbose,
             warm_start=warm_start,
+            greedy_floor=greedy_floor,
         )
         self.class_weight = class_weight
 
