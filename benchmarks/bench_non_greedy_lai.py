@@ -39,7 +39,7 @@ def run_depth(Z, y, depth, n_batches, repeats):
     from sklearn.tree import DecisionTreeClassifier
 
     from sklearn_difftrees.non_greedy._lai import loss_augmented_inference
-    from sklearn_difftrees._core.greedy import cart_to_complete
+    from sklearn_difftrees._core.embedding import cart_to_complete
     from sklearn_difftrees.non_greedy._train import leaf_targets, sgd
 
     nu = 10.0

@@ -305,7 +305,8 @@ def test_level_cart_is_the_binned_cart(seed):
     # compiled split search embeds as scikit-learn's CART grown on the same
     # codes (same splits, same raw thresholds). Noisy labels, float weights
     # and large nodes: no two splits tie, so the trees are the same.
-    from sklearn_difftrees._core.greedy import cart_to_complete, level_cart, set_axis_rows
+    from sklearn_difftrees._core.greedy import level_cart
+    from sklearn_difftrees._core.embedding import cart_to_complete, set_axis_rows
 
     rng = np.random.RandomState(seed)
     classification = seed % 2 == 0

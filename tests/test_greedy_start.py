@@ -23,7 +23,7 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 from sklearn_difftrees import DGTClassifier, DGTRegressor
 from sklearn_difftrees._core._batched_trainer import train_batched
 from sklearn_difftrees._core._trainer import train
-from sklearn_difftrees._core.greedy import cart_to_complete
+from sklearn_difftrees._core.embedding import cart_to_complete
 from sklearn_difftrees.dgt._module import hard_leaf
 
 from _starts import FORCED_STATISTIC, _data, force_statistic, weighted_case

@@ -16,7 +16,7 @@ from sklearn_difftrees import (
     ObliqueTree,
 )
 from sklearn_difftrees.non_greedy._lai import leaf_losses, loss_augmented_inference
-from sklearn_difftrees._core.greedy import cart_to_complete
+from sklearn_difftrees._core.embedding import cart_to_complete
 from sklearn_difftrees.non_greedy._train import leaf_targets, project_rows
 from _floors import SEEDS, split
 

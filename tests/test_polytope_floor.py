@@ -11,11 +11,8 @@ from sklearn.metrics import r2_score
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from sklearn_difftrees import export_text
-from sklearn_difftrees._core.greedy import (
-    cart_splits,
-    fit_score,
-    greedy_reference,
-)
+from sklearn_difftrees._core.greedy import fit_score, greedy_reference
+from sklearn_difftrees._core.embedding import cart_splits
 from sklearn_difftrees._core import selection
 from sklearn_difftrees.polytope import ConvexPolytopeTreeClassifier, ConvexPolytopeTreeRegressor
 from sklearn_difftrees.polytope import _training

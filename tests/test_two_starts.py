@@ -9,7 +9,7 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from sklearn_difftrees import (LatentTreeClassifier, LatentTreeRegressor,
                                TreeEnsembleLayerClassifier, TreeEnsembleLayerRegressor)
-from sklearn_difftrees._core.greedy import cart_to_complete, robust_sharpness
+from sklearn_difftrees._core.embedding import cart_to_complete, robust_sharpness
 from sklearn_difftrees.latent_tree._start import CART_SCALE
 from sklearn_difftrees.tel import _start as tel_start
 from _starts import FORCED_STATISTIC, _data, force_statistic, weighted_case
@@ -20,7 +20,10 @@ FAMILIES = {
             dict(n_trees=3, max_depth=3)),
 }
 
-pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+# The starts' machinery, without the out-of-fold cross-check that runs after
+# it (whose clones would add their own runs): tests/test_cross_check.py.
+pytestmark = [pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning"),
+              pytest.mark.usefixtures("no_cross_check")]
 
 
 def _hard_leaf(scores, depth):
@@ -210,7 +213,7 @@ def test_robust_sharpness_and_per_feature_split_scales():
     a column whose middle half is one value falls back on (q90 - q10) / 2.563
     (the 10% of fives here has none: 1); ``scale_axis_rows`` gives every split
     its feature's scale."""
-    from sklearn_difftrees._core.greedy import MAX_SHARPNESS, scale_axis_rows
+    from sklearn_difftrees._core.embedding import MAX_SHARPNESS, scale_axis_rows
 
     rng = np.random.RandomState(0)
     Z = np.column_stack([rng.uniform(-1, 1, 4000), np.exp(2 * rng.normal(size=4000)),

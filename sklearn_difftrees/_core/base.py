@@ -49,15 +49,8 @@ from .validation import (
     validation_split,
 )
 
-__all__ = [
-    "BaseObliqueTree",
-    "BaseGradientModel",
-    "BaseGradientTree",
-    "TreeClassifierMixin",
-    "TreeRegressorMixin",
-    "TRAINING_PARAMETER_CONSTRAINTS",
-    "set_training_record",
-]
+__all__ = ["BaseObliqueTree", "BaseGradientModel", "BaseGradientTree", "TreeClassifierMixin",
+           "TreeRegressorMixin", "TRAINING_PARAMETER_CONSTRAINTS", "set_training_record"]
 
 def set_training_record(estimator, history):
     """MLP's names for a fit's training record: ``n_iter_``, ``loss_curve_``,
@@ -266,15 +259,12 @@ class BaseGradientModel(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         """
         plan = self._fit_setup(X, y, sample_weight)
         self._fit_complete(plan, self._train(plan))
-        if not self.warm_start:
+        if not self.warm_start:  # a single fit's (not a bagged member's) last step
             self._check_fitted_model(plan)
         return self
 
     def _check_fitted_model(self, plan):
-        """Hook of a single model's ``fit`` (not of a continuation, nor of
-        the members a bagging estimator trains from plans): a method may
-        replace the frozen model here, e.g. by a greedy tree that predicts
-        held-out rows clearly better (``plan`` as ``_fit_complete`` got it)."""
+        """Hook: a method may replace the frozen model (e.g. the cross-check)."""
 
     def _fit_setup(self, X, y, sample_weight):
         """Everything of ``fit`` before the training loop, as a :class:`_FitPlan`.

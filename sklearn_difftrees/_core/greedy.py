@@ -4,10 +4,8 @@ Methods that train a complete heap-order tree can start from scikit-learn's
 greedy tree instead of random splits, and choose their depth by how well a
 greedy tree of each depth cross-validates:
 
-* :func:`cart_to_complete` embeds a fitted ``DecisionTreeClassifier`` /
-  ``DecisionTreeRegressor`` into a complete tree of a given depth, as one
-  oblique split ``w z + b`` per heap node (axis-aligned rows, routing
-  identical to CART's);
+* :func:`fit_cart` grows them (the methods write them into their own
+  fitted format with :mod:`.embedding`);
 * :func:`cv_depth` picks the depth whose CART scores best in k-fold
   cross-validation, growing one tree per fold and scoring it cut at every
   depth;
@@ -18,7 +16,7 @@ greedy tree of each depth cross-validates:
   trained tree scores below it on its training rows returns a greedy tree
   instead, the first of its candidates that reaches the reference
   (:func:`floor_fallback`; each method builds them in its own fitted format,
-  e.g. from :func:`cart_to_complete` or :func:`cart_splits`).
+  e.g. from :mod:`.embedding`'s ``cart_to_complete`` or ``cart_splits``).
 
 Where these CARTs are grown on many rows, :class:`FeatureBins` makes them
 cheaper, as HistGradientBoosting does: each column is mapped once to at
@@ -53,10 +51,7 @@ __all__ = [
     "FeatureBins",
     "auto_bins",
     "GreedyReference",
-    "MAX_SHARPNESS",
     "MAX_BINS",
-    "cart_splits",
-    "cart_to_complete",
     "cv_depth",
     "fit_cart",
     "fit_score",
@@ -64,10 +59,7 @@ __all__ = [
     "greedy_reference",
     "level_cart",
     "level_splits",
-    "robust_sharpness",
     "row_subsample",
-    "scale_axis_rows",
-    "set_axis_rows",
 ]
 
 #: Depth of the greedy floor's reference: a trained tree must fit its
@@ -236,7 +228,7 @@ def level_cart(codes, Y, w, *, depth, classification, bins):
     """The CART of ``depth`` grown on binned ``codes`` level by level
     (:func:`level_splits`), as heap-order splits ``(feature, threshold)``
     (``2**depth - 1`` of each; ``feature`` -1 below a node that does not
-    split, as :func:`cart_to_complete` makes a shallower CART leaf; raw
+    split, as ``embedding.cart_to_complete`` makes a shallower CART leaf; raw
     ``threshold`` of ``bins``, a :class:`FeatureBins`).
 
     The tree :func:`fit_cart` grows on the same codes (information gain /
@@ -373,116 +365,6 @@ def tuned_depth(Z, Y, w, *, classification, max_depth=TUNED_MAX_DEPTH, seed=0, m
     return depth, rows
 
 
-def cart_to_complete(cart, depth, n_features, norm):
-    """Complete heap-order tree ``(W, b, leaf_node)`` from a fitted sklearn tree.
-
-    A CART split ``x[f] <= t`` (left) becomes ``w = c e_f``, ``b = -c t`` with
-    ``c = norm / sqrt(1 + t**2)`` (row ``[w, b]`` of norm ``norm``), so
-    ``w x + b > 0`` iff ``x[f] > t``: right, ties left, as in CART. A CART
-    leaf above ``depth`` becomes internal nodes with zero weights and bias
-    (score 0, so every sample goes left down to its leftmost leaf); all
-    leaves below it map to that CART leaf. ``leaf_node[l]`` is the CART node
-    of leaf ``l`` (leaves in heap order), and ``leaf_node`` indexes anything
-    computed per CART node (``cart.apply`` numbers rows by it).
-    """
-    t = cart.tree_
-    m = 2**depth - 1
-    W = np.zeros((m, n_features))
-    b = np.zeros(m)
-    cur = np.zeros(1, dtype=np.int64)  # CART node of every heap node of the level
-    for level in range(depth):
-        heap = np.arange(2**level - 1, 2 ** (level + 1) - 1)
-        split = t.children_left[cur] != -1
-        set_axis_rows(W, b, heap[split], t.feature[cur[split]], t.threshold[cur[split]], norm)
-        left = np.where(split, t.children_left[cur], cur)
-        right = np.where(split, t.children_right[cur], cur)
-        cur = np.stack([left, right], axis=1).ravel()
-    return W, b, cur
-
-
-def set_axis_rows(W, b, rows, feature, threshold, norm):
-    """Write the axis-aligned splits ``x[feature] <= threshold`` (left) into
-    rows ``rows`` of ``(W, b)`` (in place): ``w = c e_f``, ``b = -c t`` with
-    ``c = norm / sqrt(1 + t**2)``, so that ``[w, b]`` has norm ``norm`` and
-    ``w x + b > 0`` iff ``x[f] > t`` (right, ties left, as in CART)."""
-    threshold = np.asarray(threshold, dtype=np.float64)
-    c = norm / np.sqrt(1.0 + threshold**2)
-    W[rows, feature] = c
-    b[rows] = -c * threshold
-
-
-def scale_axis_rows(W, b, scale):
-    """Rescale (in place) every nonzero axis-aligned row of ``(W, b)`` (from
-    :func:`cart_to_complete`) so that its weight is ``scale``: the split
-    ``x[f] <= t`` becomes the score ``scale * (x[f] - t)``; zero rows (below
-    a shallower CART leaf) stay zero. ``scale``: a number, or one per
-    feature (``scale[f]`` for the splits on feature ``f``)."""
-    c = np.abs(W).max(axis=1)
-    split = c > 0
-    scale = np.asarray(scale, dtype=np.float64)
-    if scale.ndim:
-        scale = scale[np.abs(W[split]).argmax(axis=1)]
-    W[split] *= (scale / c[split])[:, None]
-    b[split] *= scale / c[split]
-
-
-#: Most :func:`robust_sharpness` sharpens a split (its band of fractional
-#: routing at least 1/100 of the standard deviations it would span).
-MAX_SHARPNESS = 100.0
-
-
-def robust_sharpness(Z, w=None):
-    """Per column of ``Z``, ``std / (IQR / 1.349)``, clipped to ``[1,``
-    :data:`MAX_SHARPNESS` ``]``. Where the IQR is 0 (a column whose middle
-    half is one value, as a zero-inflated amount), the central 80% and then
-    90% ranges stand in for it (``/ 2.563``, ``/ 3.290``: their widths on a
-    normal column); 1 where those are 0 too. With unequal weights ``w`` the
-    quantiles (inverted CDF: the smallest value whose cumulative weight
-    reaches the level) and the standard deviation are weighted, as the CART the factor
-    sharpens is grown on the weighted rows; equal (or no) weights give the
-    unweighted factor.
-
-    A soft split ``c (z_f - t)`` on standardized features routes the rows
-    within ``1 / (2 c)`` standard deviations of ``t`` fractionally. On a
-    heavy-tailed column the standard deviation is set by the tail, and that
-    band holds most rows (lognormal levels: the whole bulk); scaled by this
-    factor it holds about the share of rows it holds on a normal column,
-    whose IQR is 1.349 standard deviations. Light tails (factor below 1)
-    keep the band as it is.
-    """
-    Z = np.asarray(Z, dtype=np.float64)
-    levels = [5, 10, 25, 75, 90, 95]
-    if w is None or np.all(np.asarray(w) == np.asarray(w).flat[0]):
-        q = np.percentile(Z, levels, axis=0)
-        std = Z.std(axis=0)
-    else:
-        w = np.asarray(w, dtype=np.float64)
-        q = _weighted_percentiles(Z, w, levels)
-        mean = np.average(Z, axis=0, weights=w)
-        std = np.sqrt(np.average((Z - mean) ** 2, axis=0, weights=w))
-    spread = (q[3] - q[2]) / 1.349
-    for lo, hi, width in ((1, 4, 2.563), (0, 5, 3.290)):  # zero-inflated columns
-        spread = np.where(spread > 0, spread, (q[hi] - q[lo]) / width)
-    factor = np.ones(Z.shape[1])
-    ok = spread > 0
-    factor[ok] = np.clip(std[ok] / spread[ok], 1.0, MAX_SHARPNESS)
-    return factor
-
-
-def _weighted_percentiles(Z, w, levels):
-    """Per column, the smallest value of ``Z`` whose cumulative weight
-    ``w`` reaches each of ``levels`` percent of the total (numpy >= 2's
-    weighted ``percentile(method="inverted_cdf")``, which numpy 1 lacks);
-    shape ``(len(levels), n_columns)``."""
-    order = np.argsort(Z, axis=0, kind="stable")
-    cum = np.cumsum(w[order], axis=0)
-    out = np.empty((len(levels), Z.shape[1]))
-    for j in range(Z.shape[1]):
-        at = np.searchsorted(cum[:, j], np.asarray(levels) / 100.0 * cum[-1, j], side="left")
-        out[:, j] = Z[order[np.minimum(at, Z.shape[0] - 1), j], j]
-    return out
-
-
 def row_subsample(n, max_rows, rng):
     """Rows a greedy fit uses: all (``slice(None)``) when ``n <= max_rows``,
     else ``max_rows`` sorted indices drawn without replacement from ``rng``
@@ -602,21 +484,3 @@ def floor_fallback(ref, score, candidates):
         if score(tree) >= ref.score:
             break
     return label, tree
-
-
-def cart_splits(cart):
-    """``{heap index: (feature, threshold)}`` of the splits of a fitted sklearn tree.
-
-    The CART's root is heap node 0 and the children of heap node ``i`` are
-    ``2i + 1`` (CART's left, ``x[feature] <= threshold``) and ``2i + 2``;
-    CART leaves are absent (a tree whose leaves sit at any depth).
-    """
-    t = cart.tree_
-    out, stack = {}, [(0, 0)]
-    while stack:
-        node, heap = stack.pop()
-        if t.children_left[node] != -1:
-            out[heap] = (int(t.feature[node]), float(t.threshold[node]))
-            stack += [(t.children_left[node], 2 * heap + 1),
-                      (t.children_right[node], 2 * heap + 2)]
-    return dict(sorted(out.items()))

@@ -35,7 +35,8 @@ from collections import namedtuple
 import numpy as np
 
 __all__ = ["CROSS_CHECK_FOLDS", "CROSS_CHECK_MAX_ROWS", "CROSS_CHECK_Z", "CrossCheck",
-           "cross_check", "cross_check_applies", "cross_check_depth", "paired_advantage"]
+           "cross_check", "cross_check_applies", "cross_check_depth", "cross_checked_cart",
+           "paired_advantage"]
 
 #: Folds of :func:`cross_check`: its fits see two thirds of the rows, as the
 #: depth's cross-validation (:func:`~.greedy.cv_depth`).
@@ -119,7 +120,7 @@ def cross_check(est, X, Y, w, *, classification, max_depth, seed, clone_params=N
     since ``X`` holds the expanded columns). For each of
     :data:`CROSS_CHECK_FOLDS` (stratified for a classifier) folds, a clone
     of ``est`` is fitted on the other folds and so are the depth-tuned CARTs
-    of those rows (their depth, at most ``max_depth(clone)``, by
+    of those rows (their depth, 2 to ``max_depth``, by
     :func:`cross_check_depth`; information gain and Gini, or squared error:
     the CART the method would return); all score
     the fold (0 / 1 errors, squared errors). ``clone_params`` are set on
@@ -157,7 +158,7 @@ def cross_check(est, X, Y, w, *, classification, max_depth, seed, clone_params=N
                 model.fit(X[a], Y[a], sample_weight=w[a])
                 mine[b] = _row_losses(model.predict(X[b]), Y[b], classification)
                 depth = cross_check_depth(X[a], Y[a], w[a], classification=classification,
-                                          max_depth=max_depth(model), seed=seed)
+                                          max_depth=max_depth, seed=seed)
                 for criterion, losses in cart.items():
                     tree = fit_cart(X[a], Y[a], w[a], depth=depth, criterion=criterion,
                                     classification=classification, seed=seed,
@@ -169,3 +170,33 @@ def cross_check(est, X, Y, w, *, classification, max_depth, seed, clone_params=N
         _NESTED.reset(token)
     criterion = min(criteria, key=lambda c: float(np.average(cart[c], weights=w)))
     return CrossCheck(*paired_advantage(mine, cart[criterion], w), criterion)
+
+
+def cross_checked_cart(est, X, Z, Y, w, *, classification, max_depth, seed, clone_params=None,
+                       cart_params=None):
+    """``(cart, depth)`` that replaces ``est``'s fitted model, or ``None``.
+
+    :func:`cross_check` of ``est`` on the fit rows ``X`` (raw, as ``fit``
+    validated them; ``Y``, ``w``, ``max_depth``, ``seed``, ``clone_params``
+    and ``cart_params`` as there); where its statistic exceeds
+    :data:`CROSS_CHECK_Z`, the CART of the criterion that erred less, grown
+    on ``Z`` (the same rows as the method's splits see them, e.g.
+    standardized) at the depth :func:`cross_check_depth` tunes on them,
+    and that depth. ``est.verbose`` prints the switch.
+    """
+    from .greedy import fit_cart
+
+    result = cross_check(est, X, Y, w, classification=classification,
+                         max_depth=max_depth, seed=seed,
+                         clone_params=clone_params, cart_params=cart_params)
+    if result is None or result.z <= CROSS_CHECK_Z:
+        return None
+    depth = cross_check_depth(Z, Y, w, classification=classification, max_depth=max_depth,
+                              seed=seed)
+    if getattr(est, "verbose", 0):
+        print(f"{type(est).__name__}: a depth-{depth} CART ({result.criterion}) predicts "
+              f"held-out rows better (out-of-fold paired statistic {result.z:.2f} > "
+              f"{CROSS_CHECK_Z}); it replaces the fitted model")
+    cart = fit_cart(Z, Y, w, depth=depth, criterion=result.criterion,
+                    classification=classification, seed=seed, **(cart_params or {}))
+    return cart, depth

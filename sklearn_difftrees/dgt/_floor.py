@@ -14,15 +14,14 @@ from sklearn.base import is_classifier
 
 from .._core.greedy import (
     GREEDY_MAX_ROWS,
-    cart_to_complete,
     fit_cart,
     fit_score,
     floor_fallback,
     greedy_reference,
     row_subsample,
 )
-from .._core.selection import (CROSS_CHECK_Z, cross_check, cross_check_applies,
-                               cross_check_depth)
+from .._core.embedding import cart_to_complete
+from .._core.selection import cross_check_applies, cross_checked_cart
 from .._core.validation import constant_columns, normalize_weights
 
 __all__ = ["apply_cross_check", "apply_greedy_floor"]
@@ -76,25 +75,16 @@ def apply_cross_check(est, X_all, Y_all, sample_weight, keep, norm, seed):
     """
     if not cross_check_applies(keep.size):
         return False
-    classification = is_classifier(est)
     X, Z, Yc, w = _fit_rows(est, X_all, Y_all, sample_weight, keep)
-    result = cross_check(est, X, Yc, w, classification=classification,
-                         max_depth=lambda model: model.max_depth_, seed=seed,
-                         clone_params=dict(max_depth=est.max_depth_, init=est.init_))
-    if result is None or result.z <= CROSS_CHECK_Z:
+    found = cross_checked_cart(est, X, Z, Yc, w, classification=is_classifier(est),
+                               max_depth=est.max_depth_, seed=seed,
+                               clone_params=dict(max_depth=est.max_depth_, init=est.init_))
+    if found is None:
         return False
-    depth = cross_check_depth(Z, Yc, w, classification=classification,
-                              max_depth=est.max_depth_, seed=seed)
-    if est.verbose:
-        print(f"{type(est).__name__}: a depth-{depth} CART ({result.criterion}) predicts "
-              f"held-out rows better (out-of-fold paired statistic {result.z:.2f} > "
-              f"{CROSS_CHECK_Z}); it replaces the trained tree")
     ref, score, embed = _floor(est, X_all, Y_all, sample_weight, keep, norm, X, Z, Yc, w,
                                GREEDY_MAX_ROWS)
-    _, est.tree_ = floor_fallback(ref, score, [
-        ("tuned", lambda: embed(fit_cart(Z, Yc, w, depth=depth, criterion=result.criterion,
-                                         classification=classification, seed=seed))),
-        ("reference", lambda: embed(ref.cart))])
+    _, est.tree_ = floor_fallback(ref, score, [("tuned", lambda: embed(found[0])),
+                                               ("reference", lambda: embed(ref.cart))])
     return True
 
 

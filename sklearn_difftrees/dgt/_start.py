@@ -7,7 +7,7 @@ trains both side by side and keeps one, docs/dgt.md, "Two starts").
 __all__ = ["CART_ROW_NORM", "cart_start"]
 
 #: Norm of every embedded CART row ``[w, b]`` of the greedy start
-#: (:func:`~sklearn_difftrees._core.greedy.cart_to_complete`). Node scores
+#: (:func:`~sklearn_difftrees._core.embedding.cart_to_complete`). Node scores
 #: ``a = c (z_f - t)`` with ``c <= 1``: the rows within about one standard
 #: deviation of a threshold fall inside the straight-through window
 #: ``|a| <= 1`` and carry gradient.
@@ -38,8 +38,8 @@ def cart_start(est, module, Z, Y, w, seed, max_features=None):
     from sklearn.base import is_classifier
 
     from .._core.batching import MAX_EPOCH_ROWS
-    from .._core.greedy import (auto_bins, cart_to_complete, fit_cart, level_cart,
-                                row_subsample, set_axis_rows)
+    from .._core.greedy import auto_bins, fit_cart, level_cart, row_subsample
+    from .._core.embedding import cart_to_complete, set_axis_rows
     from ._module import hard_leaf
 
     depth = est.max_depth_

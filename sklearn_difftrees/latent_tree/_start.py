@@ -108,7 +108,7 @@ def linear_start(module, Z, Y, w, classification, seed):
 #: the window where ``z`` is fractional and carries gradient (with
 #: ``split="elu"`` the negative side is crisp only from ``s <= -ln 2``).
 #: The classifier's scale is also multiplied by the feature's
-#: ``_core.greedy.robust_sharpness`` (heavy tails: see TEL's start).
+#: ``_core.embedding.robust_sharpness`` (heavy tails: see TEL's start).
 CART_SCALE = 10.0
 
 
@@ -124,7 +124,8 @@ def cart_start(est, module, Z, Y, w, seed):
     import torch
     from sklearn.base import is_classifier
 
-    from .._core.greedy import cart_to_complete, fit_cart, robust_sharpness, scale_axis_rows
+    from .._core.greedy import fit_cart
+    from .._core.embedding import cart_to_complete, robust_sharpness, scale_axis_rows
 
     classification = is_classifier(est)
     rows = row_subsample(Z.shape[0], START_MAX_ROWS, seed)

@@ -20,7 +20,6 @@ from .._core.greedy import (
     FLOOR_DEPTH,
     GREEDY_MAX_ROWS,
     FeatureBins,
-    cart_to_complete,
     cv_depth,
     fit_cart,
     fit_score,
@@ -28,6 +27,7 @@ from .._core.greedy import (
     greedy_reference,
     row_subsample,
 )
+from .._core.embedding import cart_to_complete
 from .._core.onnx_graph import hard_tree_outputs
 from .._core.selection import paired_advantage
 from .._core.tree import ObliqueTree

@@ -24,7 +24,8 @@ import numpy as np
 
 from .._core._monitor import EpochMonitor
 from .._core.batching import RowStream
-from .._core.greedy import level_splits, set_axis_rows
+from .._core.greedy import level_splits
+from .._core.embedding import set_axis_rows
 from .._kernels._routing import _apply_oblique
 from ._lai import (accumulate_node_rows, accumulate_split_grad, leaf_losses,
                    loss_augmented_inference)

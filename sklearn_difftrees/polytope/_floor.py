@@ -21,13 +21,11 @@ import numbers
 import numpy as np
 from sklearn.base import is_classifier
 
-from .._core.selection import (CROSS_CHECK_Z, cross_check, cross_check_applies,
-                               cross_check_depth, paired_advantage)
+from .._core.selection import cross_check_applies, cross_checked_cart, paired_advantage
 from .._core.greedy import (
     FLOOR_DEPTH,
     GREEDY_MAX_ROWS,
     TUNED_MAX_DEPTH,
-    cart_splits,
     fit_cart,
     fit_score,
     floor_fallback,
@@ -35,6 +33,7 @@ from .._core.greedy import (
     row_subsample,
     tuned_depth,
 )
+from .._core.embedding import cart_splits
 
 __all__ = ["SELECTION_Z", "_GreedyFloorMixin", "cart_params"]
 
@@ -244,21 +243,13 @@ class _GreedyFloorMixin:
         deepest = TUNED_MAX_DEPTH
         if isinstance(self.max_depth, numbers.Integral):  # a depth the user set
             deepest = min(deepest, self.max_depth)
-        result = cross_check(self, X, Y, w, classification=classification,
-                             max_depth=lambda model: deepest, seed=seed,
-                             cart_params=self._leaf_limits())
-        if result is None or result.z <= CROSS_CHECK_Z:
+        found = cross_checked_cart(self, X, Z, Y, w, classification=classification,
+                                   max_depth=deepest, seed=seed,
+                                   cart_params=self._leaf_limits())
+        if found is None:
             return tree, label
-        depth = cross_check_depth(Z, Y, w, classification=classification, max_depth=deepest,
-                                  seed=seed)
-        if self.verbose:
-            print(f"{type(self).__name__}: a depth-{depth} CART ({result.criterion}) "
-                  f"predicts held-out rows better (out-of-fold paired statistic "
-                  f"{result.z:.2f} > {CROSS_CHECK_Z}); it replaces the tree")
+        cart, depth = found
         _, tree = floor_fallback(ref, lambda t: self._tree_fit_score(t, X, Y, w), [
-            ("tuned", lambda: as_tree(fit_cart(
-                Z, Y, w, depth=depth, criterion=result.criterion,
-                classification=classification, seed=seed, **self._leaf_limits()), depth)),
-            ("reference", lambda: as_tree(ref.cart))])
+            ("tuned", lambda: as_tree(cart, depth)), ("reference", lambda: as_tree(ref.cart))])
         self.refined_, self.threshold_ = False, self.threshold
         return tree, "cart"

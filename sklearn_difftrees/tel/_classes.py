@@ -111,6 +111,7 @@ class _BaseTEL(_TELExportMixin, BaseGradientModel):
         "alpha_splits": [Interval(Real, 0, None, closed="left")],
         "alpha_leaves": [Interval(Real, 0, None, closed="left")],
         "init": [StrOptions({"auto", "cart", "random"})],
+        "greedy_floor": ["boolean"],
     }
 
     def __init__(
@@ -139,6 +140,7 @@ class _BaseTEL(_TELExportMixin, BaseGradientModel):
         device="auto",
         verbose=0,
         warm_start=False,
+        greedy_floor=True,
     ):
         self.n_trees = n_trees
         self.max_depth = max_depth
@@ -163,6 +165,7 @@ class _BaseTEL(_TELExportMixin, BaseGradientModel):
         self.device = device
         self.verbose = verbose
         self.warm_start = warm_start
+        self.greedy_floor = greedy_floor
 
     # ------------------------------------------------------------------ fit
     def _penalty(self, module):
@@ -245,10 +248,21 @@ class _BaseTEL(_TELExportMixin, BaseGradientModel):
         )
 
     def _freeze(self, module, X, Y, sample_weight, keep):
-        """Fold the standardization into float64 raw-space arrays."""
-        W = self._module_state["weight"].astype(np.float64)
-        b = self._module_state["bias"].astype(np.float64)
-        O = self._module_state["leaf"].astype(np.float64)
+        self._set_ensemble(self._module_state["weight"].astype(np.float64),
+                           self._module_state["bias"].astype(np.float64),
+                           self._module_state["leaf"].astype(np.float64),
+                           X, sample_weight, keep)
+        self.greedy_fallback_ = False
+
+    def _check_fitted_model(self, plan):
+        if self.greedy_floor:  # the cross-check of small tables
+            from ._floor import apply_cross_check
+
+            self.greedy_fallback_ = apply_cross_check(self, plan)
+
+    def _set_ensemble(self, W, b, O, X, sample_weight, keep):
+        """The fitted arrays from standardized-space ``W``, ``b`` and leaves
+        ``O`` (float64): the standardization folded into raw-space arrays."""
         # A feature constant over the training rows was never trained (its
         # standardized column is ~0): drop its weights.
         W = np.where(constant_columns(X, sample_weight), 0.0, W)
@@ -381,6 +395,7 @@ class TreeEnsembleLayerClassifier(TreeClassifierMixin, _BaseTEL):
         device="auto",
         verbose=0,
         warm_start=False,
+        greedy_floor=True,
         class_weight=None,
     ):
         super().__init__(
@@ -391,7 +406,7 @@ class TreeEnsembleLayerClassifier(TreeClassifierMixin, _BaseTEL):
             early_stopping=early_stopping, validation_fraction=validation_fraction,
             n_iter_no_change=n_iter_no_change, tol=tol, random_state=random_state,
             categorical_features=categorical_features,
-            device=device, verbose=verbose, warm_start=warm_start,
+            device=device, verbose=verbose, warm_start=warm_start, greedy_floor=greedy_floor,
         )
         self.class_weight = class_weight
 

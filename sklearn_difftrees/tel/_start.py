@@ -15,7 +15,7 @@ Every tree is embedded into the complete soft tree: a CART split
 :data:`CART_SCALE` on the standardized features, so that only rows within
 ``gamma / (2 c)`` standard deviations of a threshold are routed
 fractionally (and train the split). The classifier's ``c`` is also
-multiplied by the feature's :func:`~sklearn_difftrees._core.greedy.robust_sharpness`
+multiplied by the feature's :func:`~sklearn_difftrees._core.embedding.robust_sharpness`
 (above 1 on heavy-tailed features, where that band would hold the bulk of
 the rows and the start would blur the CARTs' class regions; the
 regressor's smoothing of its piecewise-constant start is kept: measured,
@@ -47,8 +47,8 @@ def boosted_start(est, module, Z, Y, w, seed):
     from sklearn.base import is_classifier
     from sklearn.tree import DecisionTreeRegressor
 
-    from .._core.greedy import (cart_to_complete, robust_sharpness, row_subsample,
-                                scale_axis_rows)
+    from .._core.greedy import row_subsample
+    from .._core.embedding import cart_to_complete, robust_sharpness, scale_axis_rows
 
     classification = is_classifier(est)
     T, depth, K = module.n_trees, module.depth, module.out_features
