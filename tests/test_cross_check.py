@@ -99,12 +99,29 @@ def test_dgt_cross_checks_single_fits_only(monkeypatch):
     fit_quiet(DGTClassifier(**params), X, y)
     assert len(calls) == 1
     fit_quiet(DGTClassifier(**params, greedy_floor=False), X, y)
-    fit_quiet(DGTClassifier(**params, warm_start=True), X, y)  # a continuation's fit
     fit_quiet(DGTForestClassifier(n_estimators=2, **params), X, y)  # members
     assert len(calls) == 1
+    # warm_start=True: the first fit is a fit like any other (nothing to
+    # continue), the continuation is not checked
+    warm = fit_quiet(DGTClassifier(**params, warm_start=True), X, y)
+    assert len(calls) == 2
+    fit_quiet(warm, X, y)  # a continuation's fit
+    assert len(calls) == 2
     monkeypatch.setattr(selection, "CROSS_CHECK_MAX_ROWS", 100)  # 120 rows: too many
     fit_quiet(DGTClassifier(**params), X, y)
-    assert len(calls) == 1
+    assert len(calls) == 2
+
+
+def test_dgt_first_warm_start_fit_is_cross_checked_as_a_cold_fit():
+    # warm_start=True only matters once there is a fit to continue: the first
+    # fit returns the model of warm_start=False (here the cross-check's CART;
+    # without the check the trained tree is kept).
+    X, y = make_classification(300, 120, n_informative=5, n_redundant=0, random_state=3)
+    cold = fit_quiet(DGTClassifier(random_state=0), X, y)
+    assert cold.greedy_fallback_
+    warm = fit_quiet(DGTClassifier(random_state=0, warm_start=True), X, y)
+    assert warm.greedy_fallback_
+    np.testing.assert_array_equal(warm.predict_proba(X), cold.predict_proba(X))
 
 
 def test_dgt_regressor_cross_check_returns_a_cart_that_predicts_raw_targets():

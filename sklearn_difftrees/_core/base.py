@@ -259,7 +259,7 @@ class BaseGradientModel(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         """
         plan = self._fit_setup(X, y, sample_weight)
         self._fit_complete(plan, self._train(plan))
-        if not self.warm_start:  # a single fit's (not a bagged member's) last step
+        if plan.start_rows is not None:  # not a warm_start continuation (a first fit is)
             self._check_fitted_model(plan)
         return self
 

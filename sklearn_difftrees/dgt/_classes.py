@@ -358,7 +358,7 @@ _DOC_PARAMS = (
         tree is replaced by the CART of depth ``max_depth_`` with that
         criterion, embedded in the complete tree with closed-form leaves
         (``greedy_fallback_``). A single tree's ``fit`` on at most 5,000
-        rows (not a ``warm_start`` one) then also compares the tree with the
+        rows (not a ``warm_start`` continuation) then also compares the tree with the
         depth-tuned CART (2 to ``max_depth_`` levels) out of fold, where
         the early-stopping hold-out is too small to tell a tree that
         overfits many features from one that generalizes: three more fits
