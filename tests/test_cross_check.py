@@ -80,6 +80,26 @@ def test_cross_check_skips_on_a_failed_fit_and_on_large_tables(monkeypatch):
     assert not selection.cross_check_applies(11)
 
 
+def test_cross_check_skips_only_what_the_method_or_the_data_refuse(monkeypatch):
+    # Fewer members of every class than folds: the folds cannot be drawn.
+    X4, y4 = np.arange(8.0).reshape(4, 2), np.array([0, 0, 1, 1])
+    assert selection.cross_check(_Recorder(), X4, y4, np.ones(4), classification=True,
+                                 max_depth=3, seed=0) is None
+    # A failure of the comparison's own code is a bug, not a reason to skip
+    # the check silently.
+    from sklearn_difftrees._core import greedy
+
+    def broken(*args, **kwargs):
+        raise ValueError("a bug in the CART's arguments")
+
+    monkeypatch.setattr(greedy, "fit_cart", broken)
+    X, y = _separable()
+    with pytest.raises(ValueError, match="a bug"):
+        selection.cross_check(_Recorder(), X, y, np.ones(X.shape[0]), classification=True,
+                              max_depth=3, seed=0)
+    assert selection.cross_check_applies(X.shape[0])  # the guard is reset
+
+
 def _count_checks(monkeypatch):
     calls = []
     real = selection.cross_check

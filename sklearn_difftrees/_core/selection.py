@@ -130,8 +130,10 @@ def cross_check(est, X, Y, w, *, classification, max_depth, seed, clone_params=N
 
     Returns :data:`CrossCheck` ``(gain, z, criterion)``: the criterion whose
     CART erred less over all rows, and :func:`paired_advantage` of that CART
-    over the clones (positive: the CART does better); or ``None`` when a
-    fold's fit fails (the check is then skipped). The clones' warnings and
+    over the clones (positive: the CART does better); or ``None`` when the
+    folds cannot be drawn or a clone's fit refuses its rows (``ValueError``,
+    ``FloatingPointError``, ``MemoryError``: the check is then skipped; an
+    error of the CARTs' or the losses' code propagates). The clones' warnings and
     output are silenced; CARTs are invariant to the features' scaling, so
     they grow on ``X`` as it is.
     """
@@ -149,14 +151,23 @@ def cross_check(est, X, Y, w, *, classification, max_depth, seed, clone_params=N
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # rare classes in a fold, the clones' warnings
-            for a, b in splitter.split(X, Y if classification else None):
+            try:  # ValueError: fewer rows, or members of every class, than folds
+                folds = list(splitter.split(X, Y if classification else None))
+            except ValueError:
+                return None
+            for a, b in folds:
                 model = clone(est)
                 # The rows as the method trains on them: category columns
                 # already encoded and expanded, class weights already in w.
                 model.set_params(**{k: v for k, v in _CLONE_PARAMS.items()
                                     if k in model.get_params()}, **(clone_params or {}))
-                model.fit(X[a], Y[a], sample_weight=w[a])
-                mine[b] = _row_losses(model.predict(X[b]), Y[b], classification)
+                try:  # what the method refuses on a fold (one class left, divergence,
+                    # its memory limit) skips the check; the CARTs' errors are bugs
+                    model.fit(X[a], Y[a], sample_weight=w[a])
+                    pred = model.predict(X[b])
+                except (ValueError, FloatingPointError, MemoryError):
+                    return None
+                mine[b] = _row_losses(pred, Y[b], classification)
                 depth = cross_check_depth(X[a], Y[a], w[a], classification=classification,
                                           max_depth=max_depth, seed=seed)
                 for criterion, losses in cart.items():
@@ -164,8 +175,6 @@ def cross_check(est, X, Y, w, *, classification, max_depth, seed, clone_params=N
                                     classification=classification, seed=seed,
                                     **(cart_params or {}))
                     losses[b] = _row_losses(tree.predict(X[b]), Y[b], classification)
-    except (ValueError, FloatingPointError, MemoryError):
-        return None
     finally:
         _NESTED.reset(token)
     criterion = min(criteria, key=lambda c: float(np.average(cart[c], weights=w)))
