@@ -17,8 +17,8 @@ DGT 2 for its one).
 On a small table the early-stopping hold-out is a few dozen rows, too few
 for the statistic to tell a tree that generalizes from one that overfits
 (an oblique split over 200 features fits any 300 rows). There
-:func:`cross_check` compares the method's own fit with the CART of the same
-depth *out of fold*: the method (its parameters, its cross-check off) and
+:func:`cross_check` compares the method's own fit with the depth-tuned
+CART *out of fold*: the method (its parameters, its cross-check off) and
 the CART are fitted on :data:`CROSS_CHECK_FOLDS` - 1 folds and score the
 held-out fold, so every row is scored once, and the statistic is taken over
 all rows. A method whose CART clearly wins (above :data:`CROSS_CHECK_Z`)

@@ -5,8 +5,8 @@ the complete tree, is returned. A helper of the estimators' ``_freeze``.
 
 On at most ``CROSS_CHECK_MAX_ROWS`` rows, a single tree's ``fit`` then runs the
 core's out-of-fold :func:`~sklearn_difftrees._core.selection.cross_check`
-(:func:`apply_cross_check`): where the CART of the tree's depth clearly
-predicts held-out rows better, that CART is returned (an oblique tree over
+(:func:`apply_cross_check`): where the depth-tuned CART (2 to the tree's
+depth) clearly predicts held-out rows better, that CART is returned (an oblique tree over
 many features overfits a small table that axis-aligned splits do not)."""
 
 import numpy as np
