@@ -80,6 +80,21 @@ def test_cross_check_skips_on_a_failed_fit_and_on_large_tables(monkeypatch):
     assert not selection.cross_check_applies(11)
 
 
+@pytest.mark.parametrize("transform", [lambda X: X * 1e200, lambda X: X + 1e9],
+                         ids=["huge", "offset"])
+def test_cross_check_carts_do_not_depend_on_the_features_magnitude(transform):
+    # scikit-learn's trees cast X to float32: raw features beyond its range
+    # (or whose spread is below its resolution at their offset) would leave
+    # the CARTs nothing to split, though the estimators standardize any
+    # finite magnitude. The comparison must see what it sees on X.
+    X, y = _separable()
+    w = np.ones(X.shape[0])
+    args = dict(classification=True, max_depth=lambda m: 3, seed=0)
+    plain = selection.cross_check(_Recorder(), X, y, w, **args)
+    moved = selection.cross_check(_Recorder(), transform(X), y, w, **args)
+    assert moved is not None
+    assert moved.gain == pytest.approx(plain.gain) and moved.z == pytest.approx(plain.z)
+
 def test_cross_check_skips_only_what_the_method_or_the_data_refuse(monkeypatch):
     # Fewer members of every class than folds: the folds cannot be drawn.
     X4, y4 = np.arange(8.0).reshape(4, 2), np.array([0, 0, 1, 1])

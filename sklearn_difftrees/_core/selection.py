@@ -134,13 +134,16 @@ def cross_check(est, X, Y, w, *, classification, max_depth, seed, clone_params=N
     folds cannot be drawn or a clone's fit refuses its rows (``ValueError``,
     ``FloatingPointError``, ``MemoryError``: the check is then skipped; an
     error of the CARTs' or the losses' code propagates). The clones' warnings and
-    output are silenced; CARTs are invariant to the features' scaling, so
-    they grow on ``X`` as it is.
+    output are silenced. The CARTs grow on ``X`` standardized (the core's
+    ``fit_standardizer``, as the methods' own CARTs): their splits do not
+    depend on it, but scikit-learn casts their input to float32, whose
+    range and resolution raw features may exceed.
     """
     from sklearn.base import clone
     from sklearn.model_selection import KFold, StratifiedKFold
 
     from .greedy import fit_cart
+    from .validation import fit_standardizer
 
     criteria = ("entropy", "gini") if classification else ("squared_error",)
     splitter = (StratifiedKFold if classification else KFold)(
@@ -151,6 +154,10 @@ def cross_check(est, X, Y, w, *, classification, max_depth, seed, clone_params=N
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # rare classes in a fold, the clones' warnings
+            # The CARTs' rows: scikit-learn's trees cast X to float32, whose range
+            # and resolution raw features may exceed (X * 1e200, X + 1e9).
+            mean, scale = fit_standardizer(X, w)
+            Z = (X - mean) / scale
             try:  # ValueError: fewer rows, or members of every class, than folds
                 folds = list(splitter.split(X, Y if classification else None))
             except ValueError:
@@ -168,13 +175,13 @@ def cross_check(est, X, Y, w, *, classification, max_depth, seed, clone_params=N
                 except (ValueError, FloatingPointError, MemoryError):
                     return None
                 mine[b] = _row_losses(pred, Y[b], classification)
-                depth = cross_check_depth(X[a], Y[a], w[a], classification=classification,
+                depth = cross_check_depth(Z[a], Y[a], w[a], classification=classification,
                                           max_depth=max_depth, seed=seed)
                 for criterion, losses in cart.items():
-                    tree = fit_cart(X[a], Y[a], w[a], depth=depth, criterion=criterion,
+                    tree = fit_cart(Z[a], Y[a], w[a], depth=depth, criterion=criterion,
                                     classification=classification, seed=seed,
                                     **(cart_params or {}))
-                    losses[b] = _row_losses(tree.predict(X[b]), Y[b], classification)
+                    losses[b] = _row_losses(tree.predict(Z[b]), Y[b], classification)
     finally:
         _NESTED.reset(token)
     criterion = min(criteria, key=lambda c: float(np.average(cart[c], weights=w)))
