@@ -159,14 +159,24 @@ def test_dgt_first_warm_start_fit_is_cross_checked_as_a_cold_fit():
     np.testing.assert_array_equal(warm.predict_proba(X), cold.predict_proba(X))
 
 
-def test_dgt_regressor_cross_check_returns_a_cart_that_predicts_raw_targets():
+def test_dgt_regressor_cross_check_returns_a_cart_that_predicts_raw_targets(monkeypatch):
     # y is a step of one feature among many: the tuned CART wins out of fold,
-    # and the returned tree predicts in the target's units.
+    # and the returned tree predicts in the target's units. (The training-rows
+    # floor replaces this tree too: greedy_fallback_ alone would not show that
+    # the cross-check ran and switched.)
+    from sklearn_difftrees.dgt import _floor
+
+    results = []
+    real = _floor.cross_check
+    monkeypatch.setattr(_floor, "cross_check",
+                        lambda *a, **k: results.append(real(*a, **k)) or results[-1])
     rs = np.random.RandomState(0)
     X = rs.normal(size=(240, 60))
     y = 100.0 + 50.0 * (X[:, 0] > 0) + rs.normal(scale=1.0, size=240)
     reg = fit_quiet(DGTRegressor(max_depth=3, max_iter=20, random_state=0), X, y)
     assert reg.greedy_fallback_
+    assert len(results) == 1 and results[0].z > selection.CROSS_CHECK_Z
+    assert results[0].criterion == "squared_error"
     assert np.abs(reg.predict(X) - y).mean() < 3.0
 
 
