@@ -89,7 +89,7 @@ def test_cross_check_carts_do_not_depend_on_the_features_magnitude(transform):
     # finite magnitude. The comparison must see what it sees on X.
     X, y = _separable()
     w = np.ones(X.shape[0])
-    args = dict(classification=True, max_depth=lambda m: 3, seed=0)
+    args = dict(classification=True, max_depth=3, seed=0)
     plain = selection.cross_check(_Recorder(), X, y, w, **args)
     moved = selection.cross_check(_Recorder(), transform(X), y, w, **args)
     assert moved is not None
@@ -164,11 +164,9 @@ def test_dgt_regressor_cross_check_returns_a_cart_that_predicts_raw_targets(monk
     # and the returned tree predicts in the target's units. (The training-rows
     # floor replaces this tree too: greedy_fallback_ alone would not show that
     # the cross-check ran and switched.)
-    from sklearn_difftrees.dgt import _floor
-
     results = []
-    real = _floor.cross_check
-    monkeypatch.setattr(_floor, "cross_check",
+    real = selection.cross_check
+    monkeypatch.setattr(selection, "cross_check",
                         lambda *a, **k: results.append(real(*a, **k)) or results[-1])
     rs = np.random.RandomState(0)
     X = rs.normal(size=(240, 60))
