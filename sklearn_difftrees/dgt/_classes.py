@@ -365,8 +365,9 @@ _DOC_PARAMS = (
         of the estimator and of that CART on two thirds of the rows each,
         scored on the third left out; where the CART errs clearly less
         (paired statistic above 1.5 over all rows; squared errors for the
-        regressor), it is returned, embedded as above. This costs about
-        twice the fit. The training record (``n_iter_``, ``loss_curve_``,
+        regressor), it is returned, embedded as above (or, should it fit
+        the training rows worse, the depth-2 CART). This costs two to three
+        times the fit. The training record (``n_iter_``, ``loss_curve_``,
         ...) still describes the trained network, and a ``warm_start``
         continuation starts from that network, not from the CART. The
         forests' members always apply the floor, never the comparison.

@@ -120,9 +120,9 @@ _DOC_PARAMS = """
         less (paired statistic above 1.5 over all rows; squared errors for
         the regressor), the model becomes that CART (``greedy_fallback_``):
         its splits route hard, every node is kept (``pruning_values_`` all
-        1) and the linear head reads only the leaf indicators. Costs about
-        twice the fit on those tables. Not with ``head="mlp"`` nor in a
-        ``warm_start`` fit; ``False`` returns the trained model.
+        1) and the linear head reads only the leaf indicators. Costs two to
+        three times the fit on those tables. Not with ``head="mlp"`` nor in a
+        ``warm_start`` continuation; ``False`` returns the trained model.
 """
 
 _DOC_ATTRS = """

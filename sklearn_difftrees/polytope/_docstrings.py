@@ -137,7 +137,7 @@ _DOC_PARAMS = """
         that CART on two thirds of the rows each, scored on the third left
         out; where the CART errs clearly less (paired statistic above 1.5
         over all rows), it is returned (``greedy_fallback_="cart"``). This
-        costs about twice the fit. ``False`` returns the trained tree
+        costs about three times the fit. ``False`` returns the trained tree
         whatever its fit (the paper's procedure).
 """ + CATEGORICAL_PARAM_DOC + """    random_state : int, RandomState instance or None, default=None
         Seeds the initializations, the validation split and the shuffling

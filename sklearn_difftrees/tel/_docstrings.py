@@ -101,8 +101,8 @@ _DOC_PARAMS = """
         squared errors for the regressor), the ensemble becomes that CART
         (``greedy_fallback_``): its first tree holds the CART's splits,
         routing every row hard, and leaf values; the other trees send every
-        row to one leaf of value 0. Costs about twice the fit on those
-        tables. Not in a ``warm_start`` fit; ``False`` returns the trained
+        row to one leaf of value 0. Costs two to three times the fit
+        on those tables. Not in a ``warm_start`` continuation; ``False`` returns the trained
         ensemble.
 """
 
