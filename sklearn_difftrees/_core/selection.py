@@ -36,7 +36,7 @@ import numpy as np
 
 __all__ = ["CROSS_CHECK_FOLDS", "CROSS_CHECK_MAX_ROWS", "CROSS_CHECK_Z", "CrossCheck",
            "cross_check", "cross_check_applies", "cross_check_depth", "cross_checked_cart",
-           "paired_advantage"]
+           "cross_checked_plan", "paired_advantage"]
 
 #: Folds of :func:`cross_check`: its fits see two thirds of the rows, as the
 #: depth's cross-validation (:func:`~.greedy.cv_depth`).
@@ -216,3 +216,26 @@ def cross_checked_cart(est, X, Z, Y, w, *, classification, max_depth, seed, clon
     cart = fit_cart(Z, Y, w, depth=depth, criterion=result.criterion,
                     classification=classification, seed=seed, **(cart_params or {}))
     return cart, depth
+
+
+def cross_checked_plan(est, plan, *, max_depth, clone_params=None):
+    """:func:`cross_checked_cart` after a torch-trained model's fit.
+
+    ``plan`` is the fit's :class:`~._plan._FitPlan` (its validated ``X``,
+    encoded ``Y``, weights, rows ``keep`` and seed); the CART grows on the
+    standardized fit rows (:func:`~.validation.fit_rows`). Returns ``None``
+    (no check on more than :data:`CROSS_CHECK_MAX_ROWS` rows or inside
+    another check; or the model is kept), else ``(cart, depth, rows)`` with
+    ``rows = (X, Z, Y, w)`` of the fit rows.
+    """
+    from sklearn.base import is_classifier
+
+    from .validation import fit_rows
+
+    if not cross_check_applies(plan.keep.size):
+        return None
+    rows = fit_rows(est, plan.X, plan.Y, plan.sample_weight, plan.keep)
+    found = cross_checked_cart(est, *rows, classification=is_classifier(est),
+                               max_depth=max_depth, seed=plan.train_kwargs["seed"],
+                               clone_params=clone_params)
+    return None if found is None else (*found, rows)

@@ -33,6 +33,7 @@ __all__ = [
     "check_warm_depth",
     "check_warm_state",
     "constant_columns",
+    "fit_rows",
     "encode_classification_target",
     "fit_standardizer",
     "normalize_weights",
@@ -315,3 +316,17 @@ def check_warm_depth(estimator):
             "warm_start=False to fit a new tree."
         )
     return estimator.max_depth_
+
+
+def fit_rows(estimator, X, Y, sample_weight, keep):
+    """``(X, Z, Y, w)`` of the fit rows ``keep`` of a fitted gradient model:
+    raw ``X``, standardized ``Z`` (its ``_feature_mean`` / ``_feature_scale``;
+    constant columns 0, as in training), the encoded target (float64 for a
+    regressor) and weights of mean one: the rows its greedy checks grow
+    CARTs on."""
+    from sklearn.base import is_classifier
+
+    X, Y, w = X[keep], Y[keep], normalize_weights(sample_weight[keep])
+    Z = (X - estimator._feature_mean) / estimator._feature_scale
+    Z[:, constant_columns(X, w)] = 0.0
+    return X, Z, (Y if is_classifier(estimator) else np.asarray(Y, dtype=np.float64)), w

@@ -212,8 +212,7 @@ class _BaseDGT(BaseGradientTree):
         if self.greedy_floor:  # held-out rows on small tables: see greedy_floor
             from ._floor import apply_cross_check
 
-            if apply_cross_check(self, plan.X, plan.Y, plan.sample_weight, plan.keep,
-                                 CART_ROW_NORM, plan.train_kwargs["seed"]):
+            if apply_cross_check(self, plan, CART_ROW_NORM):
                 self.greedy_fallback_ = True
 
     # ------------------------------------------------------------------ onnx

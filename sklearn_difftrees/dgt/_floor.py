@@ -21,8 +21,8 @@ from .._core.greedy import (
     row_subsample,
 )
 from .._core.embedding import cart_to_complete
-from .._core.selection import cross_check_applies, cross_checked_cart
-from .._core.validation import constant_columns, normalize_weights
+from .._core.selection import cross_checked_plan
+from .._core.validation import fit_rows
 
 __all__ = ["apply_cross_check", "apply_greedy_floor"]
 
@@ -48,42 +48,28 @@ def _cart_tree(est, cart, depth, X_all, Y_all, sample_weight, keep, norm):
     return est._tree_from_splits(W, b, theta0, X_all, Y_all, sample_weight, keep, refit=True)
 
 
-def _fit_rows(est, X_all, Y_all, sample_weight, keep):
-    """The fit rows ``keep``: raw ``X``, standardized ``Z`` (constant columns
-    0, as in training), the target (float64 for the regressor) and weights
-    of mean one."""
-    X, Y, w = X_all[keep], Y_all[keep], normalize_weights(sample_weight[keep])
-    Z = (X - est._feature_mean) / est._feature_scale
-    Z[:, constant_columns(X, w)] = 0.0  # as in training: constant columns carry nothing
-    return X, Z, (Y if is_classifier(est) else np.asarray(Y, dtype=np.float64)), w
-
-
-def apply_cross_check(est, X_all, Y_all, sample_weight, keep, norm, seed):
+def apply_cross_check(est, plan, norm):
     """Replace ``est.tree_`` by a depth-tuned CART where that CART clearly
-    predicts held-out rows better.
+    predicts held-out rows better; whether it did.
 
-    Runs on at most ``CROSS_CHECK_MAX_ROWS`` fit rows ``keep``: the core's
-    :func:`~sklearn_difftrees._core.selection.cross_check` fits clones of
-    ``est`` with its ``max_depth_`` and ``init_`` (the structure and start
-    it chose, not chosen again) and depth-tuned CARTs (2 to that depth) out
-    of fold; above ``CROSS_CHECK_Z``, the CART of the criterion that erred
-    less out of fold and of the depth tuned on all fit rows (2 to
-    ``max_depth_``) replaces the tree, embedded in the complete tree with
-    closed-form leaves; should it fit the fit rows worse than the floor's
-    reference (a depth-2 CART of the other criterion can), the reference
-    does. ``seed`` (the fit's) draws the folds. Returns whether it did.
+    The core's :func:`~sklearn_difftrees._core.selection.cross_checked_plan`
+    (at most ``CROSS_CHECK_MAX_ROWS`` fit rows): clones of ``est`` with its
+    ``max_depth_`` and ``init_`` (the structure and start it chose, not
+    chosen again) against CARTs tuned to depths 2 to ``max_depth_``, out of
+    fold; above ``CROSS_CHECK_Z``, the CART of the criterion that erred
+    less, at the depth tuned on all fit rows, replaces the tree, embedded in
+    the complete tree with closed-form leaves; should it fit the fit rows
+    worse than the floor's reference (a depth-2 CART of the other criterion
+    can), the reference does.
     """
-    if not cross_check_applies(keep.size):
-        return False
-    X, Z, Yc, w = _fit_rows(est, X_all, Y_all, sample_weight, keep)
-    found = cross_checked_cart(est, X, Z, Yc, w, classification=is_classifier(est),
-                               max_depth=est.max_depth_, seed=seed,
+    found = cross_checked_plan(est, plan, max_depth=est.max_depth_,
                                clone_params=dict(max_depth=est.max_depth_, init=est.init_))
     if found is None:
         return False
-    ref, score, embed = _floor(est, X_all, Y_all, sample_weight, keep, norm, X, Z, Yc, w,
-                               GREEDY_MAX_ROWS)
-    _, est.tree_ = floor_fallback(ref, score, [("tuned", lambda: embed(found[0])),
+    cart, _, rows = found
+    args = (est, plan.X, plan.Y, plan.sample_weight, plan.keep, norm)
+    ref, score, embed = _floor(*args, *rows, GREEDY_MAX_ROWS)
+    _, est.tree_ = floor_fallback(ref, score, [("tuned", lambda: embed(cart)),
                                                ("reference", lambda: embed(ref.cart))])
     return True
 
@@ -120,7 +106,7 @@ def apply_greedy_floor(est, X_all, Y_all, sample_weight, keep, norm, max_rows):
     did.
     """
     classification = is_classifier(est)
-    X, Z, Yc, w = _fit_rows(est, X_all, Y_all, sample_weight, keep)
+    X, Z, Yc, w = fit_rows(est, X_all, Y_all, sample_weight, keep)
     ref, score, embed = _floor(est, X_all, Y_all, sample_weight, keep, norm, X, Z, Yc, w,
                                max_rows)
     if score(est.tree_) >= ref.score:

@@ -20,23 +20,21 @@ import numpy as np
 from sklearn.base import is_classifier
 
 from .._core.embedding import cart_leaf_values, cart_to_complete, hard_axis_rows
-from .._core.selection import cross_check_applies, cross_checked_cart
-from .._core.validation import constant_columns, normalize_weights
+from .._core.selection import cross_checked_plan
 
 __all__ = ["apply_cross_check", "cart_as_latent_tree"]
 
-def cart_as_latent_tree(est, cart, depth, X_all, Y_all, sample_weight, keep):
+def cart_as_latent_tree(est, cart, depth, rows, X_all, Y_all, sample_weight, keep):
     """Set ``est``'s fitted model (``tree_``, the head, ``pruning_values_``,
     ``max_depth_``) to ``cart``, a CART grown on the standardized fit rows
-    ``keep`` (see the module). A CART leaf above ``depth`` sends its rows
-    down the leftmost path below it (the core's ``hard_axis_rows``)."""
+    ``rows = (X, Z, Y, w)`` (:func:`~sklearn_difftrees._core.validation.fit_rows`
+    of the rows ``keep``; see the module). A CART leaf above ``depth`` sends
+    its rows down the leftmost path below it (the core's ``hard_axis_rows``)."""
+    _, Z, Y, w = rows
     n_features = X_all.shape[1]
     W, b, leaf_node = cart_to_complete(cart, depth, n_features, 1.0)
     hard_axis_rows(W, b)
-    X, w = X_all[keep], normalize_weights(sample_weight[keep])
-    Z = (X - est._feature_mean) / est._feature_scale
-    Z[:, constant_columns(X, w)] = 0.0
-    value = cart_leaf_values(cart, Z, Y_all[keep], w, classification=is_classifier(est),
+    value = cart_leaf_values(cart, Z, Y, w, classification=is_classifier(est),
                              n_classes=getattr(est, "n_classes_", None))
     n_internal = 2**depth - 1
     inputs = n_features if est.head_input == "concat" else 0
@@ -53,25 +51,17 @@ def apply_cross_check(est, plan, max_depth):
     """Return ``est``'s model as the depth-tuned CART where that CART clearly
     predicts held-out rows better out of fold; whether it did.
 
-    On at most ``CROSS_CHECK_MAX_ROWS`` fit rows (not inside another
-    cross-check): the core's ``cross_check`` fits clones of ``est`` with its
+    The core's :func:`~sklearn_difftrees._core.selection.cross_checked_plan`
+    (at most ``CROSS_CHECK_MAX_ROWS`` fit rows): clones of ``est`` with its
     ``max_depth_`` and ``init_`` (the model as chosen, not the choice again)
-    and CARTs tuned to depths 2 to ``max_depth``; above ``CROSS_CHECK_Z``,
-    the CART of the criterion that erred less, at the depth tuned on all fit
-    rows, replaces the model (:func:`cart_as_latent_tree`).
+    against CARTs tuned to depths 2 to ``max_depth``; above
+    ``CROSS_CHECK_Z``, the CART of the criterion that erred less, at the
+    depth tuned on all fit rows, replaces the model
+    (:func:`cart_as_latent_tree`).
     """
-    X_all, Y_all, sample_weight, keep = plan.X, plan.Y, plan.sample_weight, plan.keep
-    if not cross_check_applies(keep.size):
-        return False
-    classification = is_classifier(est)
-    X, w = X_all[keep], normalize_weights(sample_weight[keep])
-    Y = Y_all[keep] if classification else np.asarray(Y_all[keep], dtype=np.float64)
-    Z = (X - est._feature_mean) / est._feature_scale
-    Z[:, constant_columns(X, w)] = 0.0
-    found = cross_checked_cart(est, X, Z, Y, w, classification=classification,
-                               max_depth=max_depth, seed=plan.train_kwargs["seed"],
+    found = cross_checked_plan(est, plan, max_depth=max_depth,
                                clone_params=dict(max_depth=est.max_depth_, init=est.init_))
     if found is None:
         return False
-    cart_as_latent_tree(est, *found, X_all, Y_all, sample_weight, keep)
+    cart_as_latent_tree(est, *found, plan.X, plan.Y, plan.sample_weight, plan.keep)
     return True

@@ -19,16 +19,17 @@ import numpy as np
 from sklearn.base import is_classifier
 
 from .._core.embedding import cart_leaf_values, cart_to_complete, hard_axis_rows
-from .._core.selection import cross_check_applies, cross_checked_cart
-from .._core.validation import constant_columns, normalize_weights
+from .._core.selection import cross_checked_plan
 
 __all__ = ["apply_cross_check", "cart_as_ensemble"]
 
 
-def cart_as_ensemble(est, cart, Z, Y, w, X_all, sample_weight, keep):
-    """Set ``est``'s ensemble arrays to ``cart``, a CART grown on ``Z``
-    (the standardized fit rows ``keep``, target ``Y``, weights ``w``) of
-    depth at most ``est.max_depth`` (see the module)."""
+def cart_as_ensemble(est, cart, rows, X_all, sample_weight, keep):
+    """Set ``est``'s ensemble arrays to ``cart``, a CART of depth at most
+    ``est.max_depth`` grown on the standardized fit rows ``rows = (X, Z,
+    Y, w)`` (:func:`~sklearn_difftrees._core.validation.fit_rows` of the
+    rows ``keep``; see the module)."""
+    _, Z, Y, w = rows
     n_features = X_all.shape[1]
     n_internal = 2**est.max_depth - 1
     W = np.zeros((est.n_trees, n_internal, n_features))
@@ -47,25 +48,16 @@ def apply_cross_check(est, plan):
     """Return ``est``'s ensemble as the depth-tuned CART where that CART
     clearly predicts held-out rows better out of fold; whether it did.
 
-    On at most ``CROSS_CHECK_MAX_ROWS`` fit rows (not inside another
-    cross-check): the core's ``cross_check`` fits clones of ``est`` with its
-    ``init_`` (the start it chose, not chosen again) and CARTs tuned to
+    The core's :func:`~sklearn_difftrees._core.selection.cross_checked_plan`
+    (at most ``CROSS_CHECK_MAX_ROWS`` fit rows): clones of ``est`` with its
+    ``init_`` (the start it chose, not chosen again) against CARTs tuned to
     depths 2 to ``max_depth``; above ``CROSS_CHECK_Z``, the CART of the
     criterion that erred less, at the depth tuned on all fit rows, replaces
     the ensemble (:func:`cart_as_ensemble`).
     """
-    X_all, Y_all, sample_weight, keep = plan.X, plan.Y, plan.sample_weight, plan.keep
-    if not cross_check_applies(keep.size):
-        return False
-    classification = is_classifier(est)
-    X, w = X_all[keep], normalize_weights(sample_weight[keep])
-    Y = Y_all[keep] if classification else np.asarray(Y_all[keep], dtype=np.float64)
-    Z = (X - est._feature_mean) / est._feature_scale
-    Z[:, constant_columns(X, w)] = 0.0
-    found = cross_checked_cart(est, X, Z, Y, w, classification=classification,
-                               max_depth=est.max_depth, seed=plan.train_kwargs["seed"],
+    found = cross_checked_plan(est, plan, max_depth=est.max_depth,
                                clone_params=dict(init=est.init_))
     if found is None:
         return False
-    cart_as_ensemble(est, found[0], Z, Y, w, X_all, sample_weight, keep)
+    cart_as_ensemble(est, found[0], found[2], plan.X, plan.sample_weight, plan.keep)
     return True
