@@ -198,9 +198,12 @@ def cross_checked_cart(est, X, Z, Y, w, *, classification, max_depth, seed, clon
     :data:`CROSS_CHECK_Z`, the CART of the criterion that erred less, grown
     on ``Z`` (the same rows as the method's splits see them, e.g.
     standardized) at the depth :func:`cross_check_depth` tunes on them,
-    and that depth. ``est.verbose`` prints the switch.
+    and that depth; should that CART fit the rows worse than the greedy
+    floor's reference (:func:`~.greedy.greedy_reference`: the better of the
+    depth-2 CARTs of both criteria, which a returned tree must fit as well
+    as), that reference and depth 2. ``est.verbose`` prints the switch.
     """
-    from .greedy import fit_cart
+    from .greedy import FLOOR_DEPTH, fit_cart, fit_score, greedy_reference
 
     result = cross_check(est, X, Y, w, classification=classification,
                          max_depth=max_depth, seed=seed,
@@ -215,6 +218,10 @@ def cross_checked_cart(est, X, Z, Y, w, *, classification, max_depth, seed, clon
               f"{CROSS_CHECK_Z}); it replaces the fitted model")
     cart = fit_cart(Z, Y, w, depth=depth, criterion=result.criterion,
                     classification=classification, seed=seed, **(cart_params or {}))
+    ref = greedy_reference(Z, Y, w, depth=depth, classification=classification, seed=seed,
+                           **(cart_params or {}))
+    if fit_score(cart.predict(Z), Y, w, classification) < ref.score:
+        return ref.cart, min(depth, FLOOR_DEPTH)
     return cart, depth
 
 
