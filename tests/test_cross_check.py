@@ -321,3 +321,30 @@ def test_cart_returned_by_the_cross_check_exports_to_onnx(cls):
     out = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, {"X": X_te})))
     np.testing.assert_array_equal(out["label"], est.predict(X_te))
     np.testing.assert_allclose(out["probabilities"], est.predict_proba(X_te), rtol=0, atol=1e-6)
+
+
+def _chain(n=400, seed=1):
+    """Classes of a chain of thresholds: the CART's leaves sit at depths 1,
+    2 and 3 (a complete tree of depth 3 holds pass-through nodes)."""
+    X = np.random.RandomState(seed).normal(size=(n, 5))
+    y = np.where(X[:, 0] <= 0, 0, np.where(X[:, 1] <= 0, 1, (X[:, 2] > 0).astype(int)))
+    return X, y
+
+
+def test_latent_tree_as_cart_counts_the_carts_leaves(monkeypatch):
+    """A CART leaf above the tree's depth routes every row down the leftmost
+    path below it (zero weights, bias -HARD_SCALE): the right children on
+    that path can never be reached, so their parents are no leaves.
+    ``get_n_leaves`` is the number of nodes ``apply`` can return."""
+    from sklearn_difftrees.latent_tree import _floor as lt_floor
+
+    captured = _force_cross_check(monkeypatch, lt_floor, "cart_as_latent_tree", "gini")
+    X, y = _chain()
+    est = fit_quiet(LatentTreeClassifier(max_depth=5, max_iter=2, random_state=0), X, y)
+    cart = captured[0]
+    assert est.greedy_fallback_ and cart.get_depth() == est.max_depth_ == 3
+    X_new = np.random.RandomState(2).normal(size=(2000, 5))
+    assert len(np.unique(est.apply(X_new))) == cart.get_n_leaves()
+    assert est.get_n_leaves() == cart.get_n_leaves()
+    assert est.get_depth() == cart.get_depth()
+

@@ -84,14 +84,22 @@ class _PrunedTreeMixin:
         n_leaves : int
             Number of nodes :meth:`apply` can return: active nodes of which
             at least one child is inactive (or that have none). A node with
-            one active child is a leaf for the samples routed to the other.
+            one active child is a leaf for the samples routed to the other,
+            unless its split has no weights (a constant score, as below a
+            leaf of a CART written as a LatentTree): every sample then goes
+            the same way.
         """
         check_is_fitted(self)
-        active = self.tree_.active
-        n_int = self.tree_.n_internal
+        tree = self.tree_
+        active = tree.active
+        n_int = tree.n_internal
         internal = np.arange(n_int)
+        # A split without weights sends every sample left (score <= 0) or right.
+        constant = ~np.asarray(tree.weights[:n_int]).any(axis=1)
+        left = active[2 * internal + 1] | (constant & (tree.bias[:n_int] > 0))
+        right = active[2 * internal + 2] | (constant & (tree.bias[:n_int] <= 0))
         both = np.zeros(active.size, dtype=bool)
-        both[internal] = active[2 * internal + 1] & active[2 * internal + 2]
+        both[internal] = left & right
         return int(np.sum(active & ~both))
 
     # -------------------------------------------------------------- export
