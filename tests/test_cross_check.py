@@ -348,3 +348,20 @@ def test_latent_tree_as_cart_counts_the_carts_leaves(monkeypatch):
     assert est.get_n_leaves() == cart.get_n_leaves()
     assert est.get_depth() == cart.get_depth()
 
+
+def test_latent_tree_warm_start_continues_the_network_after_a_cart(monkeypatch):
+    """With ``warm_start=True`` a first fit replaced by a shallower CART
+    keeps the trained network; the continuation trains that network (its
+    depth, ``max_depth``), as DGT's does, instead of refusing its depth."""
+    from sklearn_difftrees.latent_tree import _floor as lt_floor
+
+    captured = _force_cross_check(monkeypatch, lt_floor, "cart_as_latent_tree", "gini")
+    X, y = _chain()
+    for max_depth in (5, "auto"):
+        est = fit_quiet(LatentTreeClassifier(max_depth=max_depth, max_iter=2, random_state=0,
+                                             warm_start=True), X, y)
+        assert est.greedy_fallback_ and est.max_depth_ == captured[-1].get_depth() == 3
+        trained = int(np.log2(est._module_state["tree.split.weight"].shape[0] + 1))
+        fit_quiet(est, X, y)  # a continuation: not cross-checked
+        assert not est.greedy_fallback_ and est.max_depth_ == trained
+        assert est.pruning_values_.shape == (2 ** (trained + 1) - 1,)

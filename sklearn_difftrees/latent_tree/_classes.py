@@ -122,6 +122,11 @@ class _BaseLatentTree(_PrunedTreeMixin, BaseGradientTree):
     def _build_module(self, n_features, n_outputs, device):
         from ._module import _LatentTreeNet
 
+        state = getattr(self, "_module_state", None)
+        if self.warm_start and state is not None:
+            # A continuation trains the stored network, whose depth the CART
+            # of the cross-check (greedy_floor) may not share.
+            self.max_depth_ = int(np.log2(state["tree.split.weight"].shape[0] + 1))
         return _LatentTreeNet(
             n_features,
             n_outputs,
