@@ -118,11 +118,15 @@ _DOC_PARAMS = """
         start this fit chose) and of that CART on two thirds of the rows
         each, scored on the third left out. Where the CART errs clearly
         less (paired statistic above 1.5 over all rows; squared errors for
-        the regressor), the model becomes that CART (``greedy_fallback_``):
-        its splits route hard, every node is kept (``pruning_values_`` all
-        1) and the linear head reads only the leaf indicators. Costs two to
+        the regressor), the model becomes that CART (``greedy_fallback_``;
+        or the depth-2 CART, should it fit the training rows worse): its
+        splits route hard, every node is kept (``pruning_values_`` all 1)
+        and the linear head reads only the leaf indicators. Costs two to
         three times the fit on those tables. Not with ``head="mlp"`` nor in a
-        ``warm_start`` continuation; ``False`` returns the trained model.
+        ``warm_start`` continuation, which trains on from the trained
+        network (its depth), not from the CART; the training record
+        (``n_iter_``, ...) describes that network too. ``False`` returns the
+        trained model.
 """
 
 _DOC_ATTRS = """
@@ -139,7 +143,7 @@ _DOC_ATTRS = """
         display only.
     max_depth_ : int
         Depth of the fitted tree (``max_depth``, or the depth ``"auto"``
-        chose).
+        chose; the CART's depth when ``greedy_fallback_``).
     pruning_values_ : ndarray of shape (2**(max_depth_ + 1) - 1,)
         Pruning vector ``a`` (heap order, ``0 <= a_child <= a_parent <= 1``)
         solved on the whole training set after training, values at most

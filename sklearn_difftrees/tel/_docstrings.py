@@ -99,11 +99,14 @@ _DOC_PARAMS = """
         thirds of the rows each, scored on the third left out. Where the
         CART errs clearly less (paired statistic above 1.5 over all rows;
         squared errors for the regressor), the ensemble becomes that CART
-        (``greedy_fallback_``): its first tree holds the CART's splits,
+        (``greedy_fallback_``; or the depth-2 CART, should it fit the
+        training rows worse): its first tree holds the CART's splits,
         routing every row hard, and leaf values; the other trees send every
         row to one leaf of value 0. Costs two to three times the fit
-        on those tables. Not in a ``warm_start`` continuation; ``False`` returns the trained
-        ensemble.
+        on those tables. Not in a ``warm_start`` continuation, which trains
+        on from the trained ensemble, not from the CART; the training record
+        (``n_iter_``, ...) describes that ensemble too. ``False`` returns the
+        trained ensemble.
 """
 
 _DOC_ATTRS = """
