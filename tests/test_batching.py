@@ -108,6 +108,7 @@ def small_limits(monkeypatch):
     monkeypatch.setattr(batching, "MAX_EPOCH_ROWS", 64)
 
 
+@pytest.mark.usefixtures("no_cross_check")  # the fit's own steps, not its clones'
 def test_auto_epochs_on_large_data_shared_trainer(small_limits, monkeypatch):
     from sklearn_difftrees._core import _trainer
 
@@ -169,6 +170,7 @@ def test_auto_non_greedy_start_on_one_epoch_of_rows(small_limits, monkeypatch):
     assert seen == {"cv_depth": 1000, "co2_tree": 900}  # 10% validation split
 
 
+@pytest.mark.usefixtures("no_cross_check")  # the fit's own rows, not its clones'
 def test_auto_polytope_level_epoch_is_shared_by_its_nodes(small_limits, monkeypatch):
     """Under "auto" the stumps of one level visit at most one epoch's rows per
     epoch together (every node its share), whatever the number of nodes."""
@@ -193,6 +195,7 @@ def test_auto_polytope_level_epoch_is_shared_by_its_nodes(small_limits, monkeypa
         assert sum(rows) <= 64 * level_rows / n_train + len(rows)
 
 
+@pytest.mark.usefixtures("no_cross_check")  # the fit's own rows, not its clones'
 def test_auto_polytope_caps_stump_and_refinement_epochs(monkeypatch):
     """Under "auto" a stump's epoch visits at most STUMP_MAX_EPOCH_ROWS of its
     node's rows and a refinement epoch at most REFINE_MAX_EPOCH_ROWS rows
@@ -226,6 +229,7 @@ def test_auto_polytope_caps_stump_and_refinement_epochs(monkeypatch):
     assert all(rows == n for n, rows in stumps)
 
 
+@pytest.mark.usefixtures("no_cross_check")  # the fit's own rows, not its clones'
 def test_polytope_validation_choice_freezes_candidates_on_the_greedy_rows(monkeypatch):
     """The validation choice freezes its candidates (facet selection,
     thresholds, leaves) on at most the core's GREEDY_MAX_ROWS training rows,
@@ -289,6 +293,7 @@ def _polytope_spies(monkeypatch):
     return seen
 
 
+@pytest.mark.usefixtures("no_cross_check")  # the fit's own rows, not its clones'
 def test_auto_polytope_caps_validation_floor_and_facet_rows(small_limits, monkeypatch):
     """On a large table (here: limits shrunk) "auto" evaluates every epoch on
     MAX_VALIDATION_ROWS validation rows (the same subsample, seeded) and

@@ -174,6 +174,7 @@ def test_warm_start_refuses_another_depth():
         est.fit(X, y)
 
 
+@pytest.mark.usefixtures("no_cross_check")  # the fit's own rows, not its clones'
 def test_depth_choice_subsamples_large_data(monkeypatch, rows_seen):
     """Beyond AUTO_CV_MAX_ROWS fit rows, the CV sees a seeded subsample of that size."""
     import sklearn_difftrees._core.greedy as greedy

@@ -308,10 +308,12 @@ def tel_fitted():
     y = np.where(X[:, 0] + X[:, 1] > 0, "yes", "no")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
+        # trained ensembles (the cross-check would write the regressor's
+        # as a CART: one hard tree and a single-leaf one)
         clf = TreeEnsembleLayerClassifier(n_trees=3, max_depth=3, max_iter=3,
-                                          random_state=0).fit(X, y)
+                                          random_state=0, greedy_floor=False).fit(X, y)
         reg = TreeEnsembleLayerRegressor(n_trees=2, max_depth=2, max_iter=3,
-                                         random_state=0).fit(X, X[:, 0])
+                                         random_state=0, greedy_floor=False).fit(X, X[:, 0])
     return clf, reg
 
 
