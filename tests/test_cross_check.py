@@ -193,6 +193,11 @@ def test_dgt_regressor_cross_check_returns_a_cart_that_predicts_raw_targets(monk
 # CART's (DGT was 16 points below, ConvexPolytopeTree 7, LatentTree 12).
 # TEL (its CART at most its trees' depth, 4): 57.5 / 81.7 / 64.2 (67.8)
 # before, 78.3 / 81.7 / 77.5 (79.2) after, the CART on splits 0 and 2.
+# The out-of-fold statistics (threshold 1.5): DGT 2.4 / 4.2 / 3.6, CPT
+# 1.9 / 4.3 / 3.4, LatentTree 1.5 / 4.3 / 2.9, TEL 3.1 / 0.3 / 3.5; should
+# the weakest switch flip on another CPU, every family still has two
+# switches and its mean stays within the 5 points (LatentTree 75.3, CPT
+# 77.8).
 @pytest.mark.parametrize("make", [
     lambda seed: DGTClassifier(random_state=seed),
     lambda seed: ConvexPolytopeTreeClassifier(random_state=seed),
@@ -304,14 +309,18 @@ def test_soft_model_written_as_its_cart_predicts_as_the_cart(monkeypatch, task, 
 
 @pytest.mark.parametrize("cls", ["DGTClassifier", "LatentTreeClassifier",
                                  "ConvexPolytopeTreeClassifier", "TreeEnsembleLayerClassifier"])
-def test_cart_returned_by_the_cross_check_exports_to_onnx(cls):
+def test_cart_returned_by_the_cross_check_exports_to_onnx(monkeypatch, cls):
     """The CART a cross-check returns is the estimator's own fitted format:
     onnxruntime reproduces its predictions (the LatentTree's splits scaled
-    by HARD_SCALE included: the graph computes in float64)."""
+    by HARD_SCALE included: the graph computes in float64). The check is
+    forced to prefer the CART, so that the test does not hang on whether
+    one training run's statistic clears the threshold."""
     ort = pytest.importorskip("onnxruntime")
     import sklearn_difftrees as sd
     from sklearn_difftrees import to_onnx
 
+    monkeypatch.setattr(selection, "cross_check",
+                        lambda *a, **k: selection.CrossCheck(1.0, np.inf, "gini"))
     X, y = make_classification(400, 200, n_informative=8, n_redundant=0, random_state=3)
     X_tr, X_te, y_tr, _ = split(X, y, 2)
     est = fit_quiet(getattr(sd, cls)(random_state=2), X_tr, y_tr)
