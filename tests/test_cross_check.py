@@ -15,6 +15,8 @@ from sklearn.datasets import make_classification
 from sklearn_difftrees._core import selection
 from sklearn_difftrees.dgt import DGTClassifier, DGTForestClassifier, DGTRegressor
 from sklearn_difftrees.latent_tree import LatentTreeClassifier
+from sklearn_difftrees.non_greedy import (NonGreedyObliqueTreeClassifier,
+                                          NonGreedyObliqueTreeRegressor)
 from sklearn_difftrees.polytope import ConvexPolytopeTreeClassifier
 from sklearn_difftrees.tel import TreeEnsembleLayerClassifier
 
@@ -308,7 +310,8 @@ def test_soft_model_written_as_its_cart_predicts_as_the_cart(monkeypatch, task, 
 
 
 @pytest.mark.parametrize("cls", ["DGTClassifier", "LatentTreeClassifier",
-                                 "ConvexPolytopeTreeClassifier", "TreeEnsembleLayerClassifier"])
+                                 "ConvexPolytopeTreeClassifier", "TreeEnsembleLayerClassifier",
+                                 "NonGreedyObliqueTreeClassifier"])
 def test_cart_returned_by_the_cross_check_exports_to_onnx(monkeypatch, cls):
     """The CART a cross-check returns is the estimator's own fitted format:
     onnxruntime reproduces its predictions (the LatentTree's splits scaled
@@ -330,6 +333,46 @@ def test_cart_returned_by_the_cross_check_exports_to_onnx(monkeypatch, cls):
     out = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, {"X": X_te})))
     np.testing.assert_array_equal(out["label"], est.predict(X_te))
     np.testing.assert_allclose(out["probabilities"], est.predict_proba(X_te), rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_non_greedy_cross_checks_its_depth_and_returns_the_cart(monkeypatch, task):
+    """NonGreedy checks its single fits once, with clones at the depth it
+    chose (not chosen again), and a CART it returns routes as that CART: the
+    same leaves as scikit-learn's tree on the standardized rows, each
+    predicting the mean target (majority class) of its training rows."""
+    from sklearn_difftrees.non_greedy import _classes as ng
+
+    calls, carts = [], []
+    monkeypatch.setattr(selection, "cross_check", lambda *a, **k: calls.append(k) or
+                        selection.CrossCheck(1.0, np.inf, "gini" if task == "classification"
+                                             else "squared_error"))
+    real = ng._BaseNonGreedy._embed_cart
+    monkeypatch.setattr(ng._BaseNonGreedy, "_embed_cart",
+                        lambda self, cart, *a: carts.append(cart) or real(self, cart, *a))
+    X, y = _chain()
+    if task == "regression":
+        y = 10.0 * y + np.random.RandomState(0).normal(scale=0.1, size=y.size)
+    make = (NonGreedyObliqueTreeClassifier if task == "classification"
+            else NonGreedyObliqueTreeRegressor)
+    est = fit_quiet(make(max_iter=3, random_state=0), X, y)
+    assert est.greedy_fallback_ and len(calls) == 1
+    assert calls[0]["clone_params"] == {"max_depth": est.max_depth_}
+    cart = carts[-1]
+    assert cart.get_depth() <= est.max_depth_
+    X_new = np.random.RandomState(2).normal(size=(500, 5))
+    Z, Z_new = ((A - est._feature_mean) / est._feature_scale for A in (X, X_new))
+    leaves, node = cart.apply(Z), cart.apply(Z_new)
+    if task == "classification":
+        np.testing.assert_array_equal(est.predict(X_new), cart.predict(Z_new))
+    else:
+        means = (np.bincount(leaves, weights=y, minlength=cart.tree_.node_count)
+                 / np.maximum(np.bincount(leaves, minlength=cart.tree_.node_count), 1))
+        # the regressor trains on float32 standardized targets
+        np.testing.assert_allclose(est.predict(X_new), means[node], rtol=0,
+                                   atol=1e-6 * np.abs(y).max())
+    fit_quiet(make(max_iter=3, random_state=0, greedy_floor=False), X, y)
+    assert len(calls) == 1  # greedy_floor=False: neither floor nor check
 
 
 def _chain(n=400, seed=1):

@@ -29,7 +29,7 @@ from .._core.greedy import (
 )
 from .._core.embedding import cart_to_complete
 from .._core.onnx_graph import hard_tree_outputs
-from .._core.selection import paired_advantage
+from .._core.selection import cross_check_applies, cross_checked_cart, paired_advantage
 from .._core.tree import ObliqueTree
 from .._core.validation import (check_fit_data, constant_columns, fit_standardizer,
                                  normalize_weights, validation_split)
@@ -290,6 +290,15 @@ class _BaseNonGreedy(BaseObliqueTree):
         if self.greedy_floor:  # never fit the rows worse than two greedy levels
             W, b, theta, self.greedy_fallback_ = self._greedy_floor(
                 Z_all, Y_all, w_all, sub_all, seed, depth, W, b, theta, bins, codes_all)
+            if cross_check_applies(keep.size):
+                # Out of fold on a small table: clones of this tree at its depth
+                # against the depth-tuned CARTs (the core's cross_check).
+                found = cross_checked_cart(
+                    self, X[keep], Z_all, Y_all, w_all, classification=is_classifier(self),
+                    max_depth=depth, seed=seed, clone_params={"max_depth": depth})
+                if found is not None:
+                    W, b, theta = self._embed_cart(found[0], Z_all, Y_all, w_all, depth)
+                    self.greedy_fallback_ = True
         self.tree_ = self._make_tree(W, b, theta, X_keep, w_keep, constant)
         self.n_active_leaves_ = self.tree_.n_leaves
         check_finite_model(self, X)
