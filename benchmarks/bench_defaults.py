@@ -48,6 +48,13 @@ one report with ``--merge part1.json part2.json ...`` (no fitting; a later
 file's result replaces an earlier one's for the same dataset, seed and
 model). The report then lists every part's command, machine and code
 version.
+
+``--fit-times BEFORE.json AFTER.json`` compares the fit times of two runs
+(e.g. an older version of the package and the current one, run side by side
+on the same machine, one job each): per set and model, the mean fit seconds
+per split before and after and their ratio, and over all sets the sums and
+the median ratio. The tuned CART's column shows whether the two runs saw
+the same load.
 """
 
 import argparse
@@ -487,6 +494,9 @@ def main(argv=None):
     parser.add_argument("--merge", nargs="+", default=None, metavar="JSON",
                         help="render the results of earlier --json runs as one report "
                         "(no fitting)")
+    parser.add_argument("--fit-times", nargs=2, default=None, metavar=("BEFORE", "AFTER"),
+                        help="compare the fit times of two --json runs, e.g. two versions "
+                        "of the package run side by side (no fitting)")
     args = parser.parse_args(argv)
     try:
         overrides = parse_overrides(args.overrides)
@@ -494,6 +504,8 @@ def main(argv=None):
         parser.error(str(exc))
     if args.merge:
         return merge(args)
+    if args.fit_times:
+        return fit_times(args)
 
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[var] = "1"  # inherited by the joblib workers
@@ -649,5 +661,59 @@ def merge(args):
     return 0
 
 
+def fit_times(args):
+    """Render ``--fit-times BEFORE AFTER``: mean fit seconds per split of every
+    model and set in both runs, and their ratio."""
+    (meta_b, before), (meta_a, after) = map(_read_results, args.fit_times)
+
+    def per_cell(results):
+        cells = {}
+        for r in results:
+            if "error" not in r:
+                cells.setdefault((r["dataset"], r["model"]), []).append(r["fit_s"])
+        return cells
+
+    b, a = per_cell(before), per_cell(after)
+    keys = sorted(set(b) & set(a))
+    models = [m for m in ALL_MODELS if any(k[1] == m for k in keys)]
+    names = sorted({k[0] for k in keys})
+    if args.datasets:
+        names = [n for n in args.datasets if n in names]
+    rows, ratios, sums = [], {m: [] for m in models}, {m: [0.0, 0.0] for m in models}
+    for n in names:
+        row = [n]
+        for m in models:
+            if (n, m) not in b:
+                row.append("")
+                continue
+            tb, ta = float(np.mean(b[n, m])), float(np.mean(a[n, m]))
+            ratios[m].append(ta / tb)
+            sums[m][0] += tb
+            sums[m][1] += ta
+            row.append(f"{tb:.2f} → {ta:.2f} ({ta / tb:.1f}×)")
+        rows.append(row)
+    rows.append(["**all sets**"] + [
+        f"{sums[m][0]:.1f} → {sums[m][1]:.1f} ({sums[m][1] / sums[m][0]:.2f}×)" for m in models])
+    rows.append(["median / largest ratio"] + [
+        f"{np.median(ratios[m]):.2f}× / {max(ratios[m]):.1f}×" for m in models])
+    runs = "\n".join(
+        f"- {label}: `{m.get('command', '?')}`: {m.get('n_jobs', '?')} job(s), wall time "
+        f"{m.get('wall_min', '?')} min; {m.get('environment', 'environment not recorded')}."
+        for label, m in (("before", meta_b), ("after", meta_a)))
+    text = (
+        "Mean fit seconds per split of every default estimator, before → after "
+        "(ratio), on the same seeded 70/30 splits; **all sets**: the sums of the "
+        "per-set means. Compare within this table only: the two runs went side by "
+        "side on the same machine.\n\n" + runs + "\n\n"
+        + markdown_table(["dataset"] + models, rows, ["l"] + ["r"] * len(models))
+    )
+    print(text)
+    write_out(args.out, text)
+    if args.markdown:
+        replace_marked_section(args.markdown, args.marker, text)
+    return 0
+
+
 if __name__ == "__main__":
     sys.exit(main())
+

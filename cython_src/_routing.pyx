@@ -172,3 +172,27 @@ def _path_polytope(
                 out[i, k] = node
             for k in range(k + 1, out.shape[1]):
                 out[i, k] = -1
+
+
+def _apply_axis_subtrees(
+    const floating[:, ::1] X,
+    const int64_t[::1] start,
+    const int64_t[::1] feature,
+    const double[::1] threshold,
+    const int64_t[::1] left,
+    const int64_t[::1] right,
+    int64_t[::1] out,
+):
+    """Axis-aligned trees stored as node arrays (scikit-learn's layout: a
+    leaf has ``left == -1``): write into ``out[i]`` the leaf reached from
+    node ``start[i]``; a row goes left iff ``X[i, feature] <= threshold``."""
+    cdef Py_ssize_t i, node
+    with nogil:
+        for i in range(X.shape[0]):
+            node = start[i]
+            while left[node] >= 0:
+                if X[i, feature[node]] <= threshold[node]:
+                    node = left[node]
+                else:
+                    node = right[node]
+            out[i] = node

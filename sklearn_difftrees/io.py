@@ -21,6 +21,7 @@ is not a plain sklearn_difftrees model. See ``docs/deploy.md``.
 """
 
 from . import bandit as _bandit
+from ._core.subtrees import AxisSubtrees
 from ._core.tree import ObliqueTree
 from .polytope._tree import PolytopeTree
 
@@ -40,7 +41,8 @@ def trusted_types():
         Sorted fully qualified names of every public estimator class
         (including the bandit baselines of :mod:`sklearn_difftrees.bandit`)
         and of the fitted structures they hold (:class:`ObliqueTree`, the
-        ConvexPolytopeTree's ``PolytopeTree``). Nothing outside this package.
+        ConvexPolytopeTree's ``PolytopeTree``, the DGT forests'
+        ``AxisSubtrees``). Nothing outside this package.
 
     Examples
     --------
@@ -52,7 +54,7 @@ def trusted_types():
 
     import sklearn_difftrees
 
-    classes = {ObliqueTree, PolytopeTree}
+    classes = {AxisSubtrees, ObliqueTree, PolytopeTree}
     for name in sklearn_difftrees.__all__:
         if name in sklearn_difftrees._LAZY_TORCH_EXPORTS:  # torch modules are never stored
             continue

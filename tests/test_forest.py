@@ -21,6 +21,10 @@ from _floors import SEEDS, fit_quiet, split
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
 FAST = dict(n_estimators=4, max_depth=2, max_iter=5, hidden_width=8, random_state=0)
+#: The paper's forest: the members' trees alone, no subtrees below their
+#: leaves (tests of what the forest makes of its members' own outputs;
+#: tests/test_forest_subtrees.py tests the subtrees).
+TREES_ONLY = dict(FAST, subtree_depth=0)
 FORESTS = [DGTForestClassifier, DGTForestRegressor]
 
 
@@ -68,9 +72,9 @@ def test_class_weight_is_applied_by_the_forest_on_original_labels():
     X, y = make_classification(300, 5, n_informative=2, weights=[0.85, 0.15], class_sep=0.5,
                                random_state=3)
     labels = np.array(["common", "rare"])[y]
-    plain = DGTForestClassifier(**FAST).fit(X, labels)
+    plain = DGTForestClassifier(**TREES_ONLY).fit(X, labels)
     class_weight = {"common": 1.0, "rare": 10.0}
-    weighted = DGTForestClassifier(**FAST, class_weight=class_weight).fit(X, labels)
+    weighted = DGTForestClassifier(**TREES_ONLY, class_weight=class_weight).fit(X, labels)
     assert all(member.class_weight is None for member in weighted.estimators_)
     np.testing.assert_array_equal(weighted.classes_, ["common", "rare"])
     rare = weighted.classes_ == "rare"
@@ -179,7 +183,7 @@ def test_sample_weight_multiplies_the_bootstrap_counts():
 # -------------------------------------------------------------- predicting
 def test_classifier_proba_is_the_mean_of_the_members():
     X, y = make_classification(200, 5, n_informative=3, n_classes=3, random_state=0)
-    forest = DGTForestClassifier(**FAST).fit(X, y)
+    forest = DGTForestClassifier(**TREES_ONLY).fit(X, y)
     proba = forest.predict_proba(X)
     expected = np.mean([member.predict_proba(X) for member in forest.estimators_], axis=0)
     np.testing.assert_allclose(proba, expected)
@@ -190,7 +194,7 @@ def test_classifier_proba_is_the_mean_of_the_members():
 def test_regressor_prediction_is_the_mean_of_the_members_multi_output():
     X, y = make_regression(200, 4, n_informative=4, random_state=0)
     Y = np.c_[y, -y + 3.0]
-    forest = DGTForestRegressor(**FAST).fit(X, Y)
+    forest = DGTForestRegressor(**TREES_ONLY).fit(X, Y)
     assert forest.n_outputs_ == 2
     expected = np.mean([member.predict(X) for member in forest.estimators_], axis=0)
     np.testing.assert_allclose(forest.predict(X), expected)
@@ -212,7 +216,7 @@ def test_rare_class_missing_from_some_bootstrap_samples():
 
 def test_member_with_fewer_classes_is_mapped_into_the_forest_columns():
     X, y = make_classification(200, 5, n_informative=3, n_classes=3, random_state=0)
-    forest = DGTForestClassifier(**FAST).fit(X, y)
+    forest = DGTForestClassifier(**TREES_ONLY).fit(X, y)
     # A member that only knows codes 0 and 2 (as if its sample missed class 1).
     two = np.isin(y, [0, 2])
     partial = DGTClassifier(max_depth=2, max_iter=5, hidden_width=8, random_state=0)
@@ -228,7 +232,7 @@ def test_member_with_fewer_classes_is_mapped_into_the_forest_columns():
 @pytest.mark.parametrize("cls", FORESTS)
 def test_apply_decision_path_and_importances(cls):
     X, y = _data(cls)
-    forest = cls(**FAST).fit(X, y)
+    forest = cls(**TREES_ONLY).fit(X, y)
     leaves = forest.apply(X)
     assert leaves.shape == (200, 4)
     for j, member in enumerate(forest.estimators_):

@@ -26,6 +26,7 @@ from .optional import require
 __all__ = [
     "OPSET",
     "OnnxGraph",
+    "axis_subtree_outputs",
     "classifier_outputs",
     "hard_tree_outputs",
     "leaf_outputs",
@@ -212,6 +213,31 @@ def leaf_outputs(graph, leaves, value):
     """Rows of ``value`` (one per leaf) for int64 leaf positions: (n, k) float64."""
     table = graph.const(np.asarray(value, dtype=np.float64), "leaf_value")
     return graph.op("Gather", [table, leaves], "leaf_output", axis=0)
+
+
+def axis_subtree_outputs(graph, leaves, subtrees):
+    """Rows of ``subtrees.value`` (a :class:`~.subtrees.AxisSubtrees`) at the
+    node each row reaches from the root of its int64 leaf position: (n, k)
+    float64. One step per level of the deepest subtree; a leaf steps onto
+    itself."""
+    g = graph
+    index = np.arange(subtrees.n_nodes)
+    inner = subtrees.left >= 0
+    table = {name: g.const(array, name) for name, array in (
+        ("sub_left", np.where(inner, subtrees.left, index)),
+        ("sub_right", np.where(inner, subtrees.right, index)),
+        ("sub_feature", np.where(inner, subtrees.feature, 0)),
+        ("sub_threshold", subtrees.threshold))}
+    node = g.op("Gather", [g.const(subtrees.root, "sub_root"), leaves], "sub_node", axis=0)
+    column = g.ints(1)
+    for _ in range(subtrees.max_depth):
+        feature = g.op("Unsqueeze", [g.op("Gather", [table["sub_feature"], node], axis=0),
+                                     column])
+        x = g.op("Squeeze", [g.op("GatherElements", [g.x, feature], axis=1), column])
+        left = g.op("LessOrEqual", [x, g.op("Gather", [table["sub_threshold"], node], axis=0)])
+        node = g.op("Where", [left, g.op("Gather", [table["sub_left"], node], axis=0),
+                              g.op("Gather", [table["sub_right"], node], axis=0)], "sub_node")
+    return leaf_outputs(g, node, subtrees.value)
 
 
 def classifier_outputs(graph, estimator, proba, label_index=None):

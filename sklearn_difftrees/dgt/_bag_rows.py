@@ -102,10 +102,10 @@ def oob_score(forest, X, y, user_weight, in_data, counts):
     width = forest.n_classes_ if is_classifier(forest) else forest.n_outputs_
     total = np.zeros((n_samples, width))
     n_pred = np.zeros(n_samples)
-    for member, count in zip(forest.estimators_, counts):
+    for k, count in enumerate(counts):
         oob = (count == 0) & in_data
         if oob.any():
-            total[oob] += forest._member_output(member, X[oob])
+            total[oob] += forest._member_output(k, X[oob])
             n_pred[oob] += 1
     scored = n_pred > 0
     if not scored[in_data].all():

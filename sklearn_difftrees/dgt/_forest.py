@@ -13,11 +13,10 @@ the indicator columns of categorical features; members train on them, then
 take the forest's input as it is (their ``predict(X)``)."""
 
 from abc import ABCMeta
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 from joblib import effective_n_jobs
-from scipy import sparse
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, is_classifier
 from sklearn.utils import check_random_state
 from sklearn.utils.parallel import Parallel, delayed
@@ -33,6 +32,7 @@ from ._bag_rows import MEMBER_VALIDATION_FRACTION, oob_score, resolve_max_featur
 from ._bagging import (_bootstrap_counts, _bootstrap_size, _fit_chunk,
                        _fit_members_with_progress, _keep_torch_threads, _member_depth)
 from ._classes import DGTClassifier, DGTRegressor, _BaseDGT
+from ._forest_routing import ForestRoutingMixin, grow_member_subtrees
 from ._forest_docstrings import (
     _DOC_FOREST_ATTRS,
     _MEMBER_PARAMS_NOTE,
@@ -53,7 +53,8 @@ _NOT_PASSED_TO_MEMBERS = frozenset({"random_state", "class_weight", "warm_start"
                                     "greedy_floor", "categorical_features"})
 
 
-class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
+class _BaseDGTForest(ForestRoutingMixin, VersionedStateMixin, BaseEstimator,
+                     metaclass=ABCMeta):
     """Bagging of DGT trees: parameters, fit, OOB, routing and importances.
 
     Subclasses set ``_member_class`` and put the task mixin on the left. The
@@ -71,6 +72,8 @@ class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         "init": [StrOptions({"cart", "random"})],
         # One depth for every member: the batched trainer stacks their modules.
         "max_depth": [Interval(Integral, 1, 12, closed="both"), StrOptions({"auto"})],
+        "subtree_depth": [Interval(Integral, 0, None, closed="left"), None],
+        "min_weight_fraction_leaf": [Interval(Real, 0.0, 0.5, closed="both")],
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
         "max_features": [Interval(Integral, 1, None, closed="left"),
                          Interval(RealNotInt, 0, 1, closed="right"),
@@ -95,6 +98,8 @@ class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         oob_score=False,
         n_jobs=None,
         max_depth=8,
+        subtree_depth=None,
+        min_weight_fraction_leaf=0.0,
         n_layers=1,
         hidden_width="auto",
         alpha_l1=0.0,
@@ -124,6 +129,8 @@ class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         self.oob_score = oob_score
         self.n_jobs = n_jobs
         self.max_depth = max_depth
+        self.subtree_depth = subtree_depth
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
         self.n_layers = n_layers
         self.hidden_width = hidden_width
         self.alpha_l1 = alpha_l1
@@ -242,6 +249,8 @@ class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
             self._hand_input_to(member)
         self.n_iter_ = np.array([member.n_iter_ for member in self.estimators_])
         self.max_features_ = max_features
+        self.subtrees_ = None if self.subtree_depth == 0 else grow_member_subtrees(
+            self, X, y, [member_weights(i) for i in range(self.n_estimators)], member_seeds)
 
         if self.oob_score:
             counts = [
@@ -263,70 +272,6 @@ class _BaseDGTForest(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
                 delattr(member, name)
 
     # ------------------------------------------------------------- predicting
-    def _mean_member_output(self, X):
-        """Mean over the members of their outputs on validated ``X``."""
-        total = self._member_output(self.estimators_[0], X)
-        for member in self.estimators_[1:]:
-            total += self._member_output(member, X)
-        return total / len(self.estimators_)
-
-    def apply(self, X):
-        """Leaf reached by each sample in every member.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            The input samples.
-
-        Returns
-        -------
-        X_leaves : ndarray of shape (n_samples, n_estimators)
-            Column ``j`` holds the heap index of the leaf of member ``j`` that
-            each sample reaches (see :meth:`DGTClassifier.apply`).
-        """
-        check_is_fitted(self)
-        X = check_predict_data(self, X)
-        return np.column_stack([member.tree_.apply(X) for member in self.estimators_])
-
-    def decision_path(self, X):
-        """Decision paths of every member, side by side.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            The input samples.
-
-        Returns
-        -------
-        indicator : sparse matrix of shape (n_samples, n_nodes)
-            CSR indicator; nonzero ``(i, j)`` means sample ``i`` goes through
-            node ``j``, the columns of member ``k`` being
-            ``n_nodes_ptr[k]:n_nodes_ptr[k + 1]``.
-        n_nodes_ptr : ndarray of shape (n_estimators + 1,)
-            Column offsets of the members in ``indicator``.
-        """
-        check_is_fitted(self)
-        X = check_predict_data(self, X)
-        paths = [member.tree_.decision_path(X) for member in self.estimators_]
-        n_nodes_ptr = np.cumsum([0] + [path.shape[1] for path in paths])
-        return sparse.hstack(paths, format="csr"), n_nodes_ptr
-
-    @property
-    def feature_importances_(self):
-        """Mean of the members' ``feature_importances_``, renormalized.
-
-        Returns
-        -------
-        feature_importances_ : ndarray of shape (n_features_in_,)
-            Non-negative, summing to one (all zeros only if every member's
-            importances are).
-        """
-        check_is_fitted(self)
-        # The members' importances are already folded onto the input features.
-        imp = np.mean([member.feature_importances_ for member in self.estimators_], axis=0)
-        total = imp.sum()
-        return imp / total if total > 0 else imp
-
     # ------------------------------------------------------------------ onnx
     def _onnx_graph(self, graph):
         """Hook of :func:`sklearn_difftrees.to_onnx`: the members' mean output."""
@@ -406,6 +351,8 @@ class DGTForestClassifier(ClassifierMixin, _BaseDGTForest):
         oob_score=False,
         n_jobs=None,
         max_depth="auto",
+        subtree_depth=None,
+        min_weight_fraction_leaf=0.0,
         n_layers=1,
         hidden_width="auto",
         alpha_l1=0.0,
@@ -437,6 +384,8 @@ class DGTForestClassifier(ClassifierMixin, _BaseDGTForest):
             oob_score=oob_score,
             n_jobs=n_jobs,
             max_depth=max_depth,
+            subtree_depth=subtree_depth,
+            min_weight_fraction_leaf=min_weight_fraction_leaf,
             n_layers=n_layers,
             hidden_width=hidden_width,
             alpha_l1=alpha_l1,
@@ -461,10 +410,10 @@ class DGTForestClassifier(ClassifierMixin, _BaseDGTForest):
         )
         self.class_weight = class_weight
 
-    def _member_output(self, member, X):
-        """Member probabilities in the forest's columns (0 .. n_classes_ - 1)."""
-        proba = np.zeros((X.shape[0], self.n_classes_))
-        proba[:, member.classes_] = member.tree_.predict(X)
+    def _leaf_table(self, member, value):
+        """Member probabilities (rows of ``value``) in the forest's columns."""
+        proba = np.zeros((value.shape[0], self.n_classes_))
+        proba[:, member.classes_] = value
         return proba
 
     def _set_oob_attribute(self, oob_pred):
@@ -571,9 +520,9 @@ class DGTForestRegressor(RegressorMixin, _BaseDGTForest):
         tags.target_tags.multi_output = True  # as the members
         return tags
 
-    def _member_output(self, member, X):
-        """Member predictions as (n_samples, n_outputs_)."""
-        return member.tree_.predict(X).reshape(X.shape[0], self.n_outputs_)
+    def _leaf_table(self, member, value):
+        """Member predictions (rows of ``value``) as (n_rows, n_outputs_)."""
+        return value.reshape(value.shape[0], self.n_outputs_)
 
     def _set_oob_attribute(self, oob_pred):
         self.oob_prediction_ = oob_pred[:, 0] if self.n_outputs_ == 1 else oob_pred

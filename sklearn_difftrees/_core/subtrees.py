@@ -1,0 +1,224 @@
+"""Axis-aligned subtrees grown below the leaves of a fitted tree.
+
+A tree whose depth is bounded (a complete oblique tree scores all its
+``2**depth`` leaves while it trains) can still partition the rows of each
+leaf further, greedily: :func:`grow_axis_subtrees` grows one CART on the
+rows of every leaf, and :class:`AxisSubtrees` holds them all as plain node
+arrays (scikit-learn's layout) that a compiled kernel routes
+(``cython_src/_routing.pyx``: ``_apply_axis_subtrees``). Every leaf of the
+tree above has a root here: the root of its subtree, or a single node that
+keeps the leaf's own value where nothing was grown, so that routing never
+branches on whether a leaf has a subtree.
+
+Nothing here imports torch or knows a method.
+"""
+
+import numpy as np
+from scipy import sparse
+
+from .._kernels._routing import _apply_axis_subtrees
+from ._guard import check_fitted_arrays
+from .tree import check_route_input
+
+__all__ = ["AxisSubtrees", "grow_axis_subtrees"]
+
+
+class AxisSubtrees:
+    """Axis-aligned subtrees below the ``n_roots`` leaves of a tree.
+
+    Parameters
+    ----------
+    root : ndarray of shape (n_roots,), int64
+        Node where the rows of each leaf of the tree above continue.
+    feature, threshold, left, right : ndarrays of shape (n_nodes,)
+        scikit-learn's node layout: a row goes to ``left`` iff
+        ``X[:, feature] <= threshold`` (raw feature units, float64); a leaf
+        has ``left == right == -1`` (and ``feature`` 0, ``threshold`` 0).
+    value : ndarray of shape (n_nodes, n_outputs), float64
+        Prediction of every node (class proportions, or mean targets).
+    n_node_samples : ndarray of shape (n_nodes,), float64
+        Training weight that reached every node.
+    """
+
+    def __init__(self, root, feature, threshold, left, right, value, n_node_samples):
+        self.root = root
+        self.feature = feature
+        self.threshold = threshold
+        self.left = left
+        self.right = right
+        self.value = value
+        self.n_node_samples = n_node_samples
+
+    @property
+    def n_nodes(self):
+        """Number of nodes of all subtrees together."""
+        return self.left.shape[0]
+
+    @property
+    def n_leaves(self):
+        """Number of leaf nodes."""
+        return int(np.count_nonzero(self.left < 0))
+
+    @property
+    def max_depth(self):
+        """Depth of the deepest subtree (0: nothing was grown)."""
+        depth = np.zeros(self.n_nodes, dtype=np.int64)
+        # Children always come after their parent (the order they were packed in).
+        for node in np.flatnonzero(self.left >= 0):
+            depth[self.left[node]] = depth[self.right[node]] = depth[node] + 1
+        return int(depth.max()) if self.n_nodes else 0
+
+    def _check_arrays(self):
+        n = self.left.shape[0] if isinstance(self.left, np.ndarray) else None
+        check_fitted_arrays("AxisSubtrees", [
+            ("root", self.root, np.int64, (None,), False),
+            ("feature", self.feature, np.int64, (n,), False),
+            ("threshold", self.threshold, np.float64, (n,), False),
+            ("left", self.left, np.int64, (n,), False),
+            ("right", self.right, np.int64, (n,), False),
+            ("value", self.value, np.float64, (n, None), False),
+            ("n_node_samples", self.n_node_samples, np.float64, (n,), False),
+        ])
+        # The kernel walks down until left < 0: every child must come after
+        # its parent (as scikit-learn numbers them), and every index be a node.
+        inner = np.flatnonzero(self.left >= 0)
+        if (np.any((self.root < 0) | (self.root >= n))
+                or np.any(self.left[inner] <= inner) or np.any(self.right[inner] <= inner)
+                or np.any(self.feature[inner] < 0)
+                or np.any(self.left >= n) or np.any(self.right >= n)):
+            raise ValueError("Inconsistent fitted AxisSubtrees: a root or child index "
+                             "is out of range or does not come after its parent.")
+
+    def apply(self, X, leaves):
+        """Node each row reaches from the root of its leaf ``leaves[i]``.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features), float32 or float64
+            The rows (validated by the estimator).
+        leaves : ndarray of shape (n_samples,), int
+            Position (0 .. n_roots - 1) of each row's leaf in the tree above.
+
+        Returns
+        -------
+        nodes : ndarray of shape (n_samples,), int64
+        """
+        self._check_arrays()
+        X = check_route_input(X, X.shape[1])
+        if np.any(self.feature[self.left >= 0] >= X.shape[1]):
+            raise ValueError("These subtrees split on more features than X has.")
+        start = np.ascontiguousarray(self.root[leaves], dtype=np.int64)
+        out = np.empty(X.shape[0], dtype=np.int64)
+        _apply_axis_subtrees(X, start, self.feature, self.threshold, self.left, self.right,
+                             out)
+        return out
+
+    def predict(self, X, leaves):
+        """``value`` of the node each row reaches: (n_samples, n_outputs)."""
+        return self.value[self.apply(X, leaves)]
+
+    def decision_path(self, X, leaves):
+        """CSR indicator (n_samples, n_nodes) of the subtree nodes each row visits."""
+        node = np.asarray(self.root[leaves], dtype=np.int64)
+        end = self.apply(X, leaves)
+        rows, cols = [np.arange(node.size)], [node.copy()]
+        active = np.flatnonzero(node != end)
+        while active.size:
+            n = node[active]
+            go_left = X[active, self.feature[n]] <= self.threshold[n]
+            node[active] = np.where(go_left, self.left[n], self.right[n])
+            rows.append(active)
+            cols.append(node[active])
+            active = active[node[active] != end[active]]
+        rows, cols = np.concatenate(rows), np.concatenate(cols)
+        return sparse.csr_matrix((np.ones(rows.size), (rows, cols)),
+                                 shape=(node.size, self.n_nodes))
+
+
+def grow_axis_subtrees(X, leaves, n_roots, Y, w, base_value, *, classification, n_outputs,
+                       max_depth, seed, mean, scale, min_weight_leaf=0.0):
+    """One CART below every leaf of a tree, on the rows that reach it.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        The fit rows, raw.
+    leaves : ndarray of shape (n_samples,), int
+        Position of each row's leaf in the tree above (0 .. ``n_roots`` - 1).
+    Y : ndarray
+        Class codes 0 .. ``n_outputs`` - 1 (classification) or targets
+        ``(n_samples, n_outputs)``.
+    w : ndarray of shape (n_samples,)
+        Weights; rows of zero weight are not in the data.
+    base_value : ndarray of shape (n_roots, n_outputs)
+        The leaves' own values, kept where nothing is grown.
+    max_depth : int or None
+        Depth of every CART (None: until its leaves are pure, as a
+        RandomForest's trees).
+    seed : int
+        Seed of the CARTs (their ties between equally good splits).
+    mean, scale : ndarrays of shape (n_features,)
+        The CARTs grow on ``(X - mean) / scale`` (scikit-learn's trees cast
+        their input to float32, whose range and resolution raw features may
+        exceed); their thresholds are written back in raw units.
+    min_weight_leaf : float, default=0.0
+        Least weight of a subtree's leaf (scikit-learn's
+        ``min_weight_fraction_leaf`` of each CART, as a fraction of its own
+        rows' weight).
+
+    A leaf grows a CART (Gini / squared error, scikit-learn's defaults) when
+    at least two of its rows have positive weight and their targets differ;
+    its nodes' values are the weighted class proportions (over
+    ``n_outputs`` classes) or mean targets of the rows reaching them.
+    """
+    from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+    keep = w > 0
+    Z = (X - mean) / scale
+    parts = {"feature": [], "threshold": [], "left": [], "right": [], "value": [],
+             "n_node_samples": []}
+    root = np.empty(n_roots, dtype=np.int64)
+    offset = 0
+    for j in range(n_roots):
+        rows = np.flatnonzero(keep & (leaves == j))
+        y_j = Y[rows]
+        total = float(w[rows].sum())
+        grow = rows.size >= 2 and total >= 2 * min_weight_leaf and (
+            np.unique(y_j).size > 1 if classification else np.ptp(y_j, axis=0).max() > 0)
+        if not grow:  # a single node with the leaf's own value
+            parts["feature"].append(np.zeros(1, dtype=np.int64))
+            parts["threshold"].append(np.zeros(1))
+            parts["left"].append(np.full(1, -1, dtype=np.int64))
+            parts["right"].append(np.full(1, -1, dtype=np.int64))
+            parts["value"].append(np.asarray(base_value[j], dtype=np.float64)[None, :])
+            parts["n_node_samples"].append(np.array([total]))
+            root[j] = offset
+            offset += 1
+            continue
+        cls = DecisionTreeClassifier if classification else DecisionTreeRegressor
+        cart = cls(max_depth=max_depth, random_state=seed,
+                   min_weight_fraction_leaf=min(0.5, min_weight_leaf / total)).fit(
+            Z[rows], y_j, sample_weight=w[rows])
+        t = cart.tree_
+        inner = t.children_left >= 0
+        feature = np.where(inner, t.feature, 0).astype(np.int64)
+        threshold = np.where(inner, mean[feature] + scale[feature] * t.threshold, 0.0)
+        paths = cart.decision_path(Z[rows])  # every node a row passes through
+        weight = np.asarray(paths.T @ w[rows]).ravel()
+        if classification:
+            onehot = np.zeros((rows.size, n_outputs))
+            onehot[np.arange(rows.size), y_j.astype(np.int64)] = w[rows]
+            value = np.asarray(paths.T @ onehot) / weight[:, None]
+        else:
+            y2 = y_j.reshape(rows.size, -1)
+            value = np.asarray(paths.T @ (y2 * w[rows, None])) / weight[:, None]
+        parts["feature"].append(feature)
+        parts["threshold"].append(threshold.astype(np.float64))
+        parts["left"].append(np.where(inner, t.children_left + offset, -1).astype(np.int64))
+        parts["right"].append(np.where(inner, t.children_right + offset, -1).astype(np.int64))
+        parts["value"].append(value)
+        parts["n_node_samples"].append(weight)
+        root[j] = offset
+        offset += t.node_count
+    arrays = {k: np.ascontiguousarray(np.concatenate(v)) for k, v in parts.items()}
+    return AxisSubtrees(root, **arrays)

@@ -1,0 +1,145 @@
+"""What the DGT forests route: each member's trained tree and, below its
+leaves, the greedy subtrees grown on the member's bootstrap rows
+(``subtree_depth``; the core's :mod:`~sklearn_difftrees._core.subtrees`)."""
+
+import numpy as np
+from scipy import sparse
+from sklearn.base import is_classifier
+from sklearn.utils.validation import check_is_fitted
+
+from .._core import topology
+from .._core.subtrees import grow_axis_subtrees
+from .._core.validation import check_predict_data, fit_standardizer
+
+__all__ = ["ForestRoutingMixin", "grow_member_subtrees"]
+
+
+def _leaf_positions(tree, X):
+    """Position (0 .. 2**max_depth - 1) of the leaf each row of ``X`` reaches."""
+    return tree.apply(X) - topology.n_internal(tree.max_depth)
+
+
+def grow_member_subtrees(forest, X, y, weights, seeds):
+    """The subtrees below every member's leaves (``forest.subtree_depth``).
+
+    ``X`` are the forest's fit rows (categorical columns expanded), ``y``
+    the encoded classes or the targets, ``weights[k]`` member ``k``'s
+    bootstrap weights (draw counts times the forest's sample weights) and
+    ``seeds[k]`` its seed. Each member's leaves keep their own values where
+    no subtree grows.
+    """
+    classifier = is_classifier(forest)
+    width = forest.n_classes_ if classifier else forest.n_outputs_
+    mean, scale = fit_standardizer(X, np.sum(weights, axis=0))
+    Y = y if classifier else np.asarray(y, dtype=np.float64).reshape(X.shape[0], width)
+    out = []
+    for member, w, seed in zip(forest.estimators_, weights, seeds):
+        tree = member.tree_
+        n_roots = topology.n_leaves(tree.max_depth)
+        base = forest._leaf_table(member, tree.value)
+        out.append(grow_axis_subtrees(
+            X, _leaf_positions(tree, X), n_roots, Y, w, base, classification=classifier,
+            n_outputs=width, max_depth=forest.subtree_depth, seed=int(seed), mean=mean,
+            scale=scale, min_weight_leaf=forest.min_weight_fraction_leaf * float(w.sum())))
+    return out
+
+
+class ForestRoutingMixin:
+    """Members' outputs, ``apply``, ``decision_path`` and importances of a
+    fitted forest (``estimators_``, ``subtrees_``)."""
+
+    def _member_output(self, k, X):
+        """Output of member ``k`` on validated ``X``, in the forest's columns:
+        its tree's leaf values, or the values its subtrees reach below them."""
+        member = self.estimators_[k]
+        if self.subtrees_ is None:
+            return self._leaf_table(member, member.tree_.predict(X))
+        return self.subtrees_[k].predict(X, _leaf_positions(member.tree_, X))
+
+    def _mean_member_output(self, X):
+        """Mean over the members of their outputs on validated ``X``."""
+        total = self._member_output(0, X)
+        for k in range(1, len(self.estimators_)):
+            total += self._member_output(k, X)
+        return total / len(self.estimators_)
+
+    def _member_paths(self, X):
+        """Each member's CSR decision path over its tree's nodes then (with
+        subtrees) its subtrees' nodes."""
+        paths = []
+        for k, member in enumerate(self.estimators_):
+            path = member.tree_.decision_path(X)
+            if self.subtrees_ is not None:
+                below = self.subtrees_[k].decision_path(X, _leaf_positions(member.tree_, X))
+                path = sparse.hstack([path, below], format="csr")
+            paths.append(path)
+        return paths
+
+    def apply(self, X):
+        """Leaf reached by each sample in every member.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The input samples.
+
+        Returns
+        -------
+        X_leaves : ndarray of shape (n_samples, n_estimators)
+            Column ``k`` holds the node of member ``k`` where each sample
+            ends: the heap index of its tree's leaf (see
+            :meth:`DGTClassifier.apply`) or, with subtrees (``subtrees_``),
+            ``2**(max_depth_ + 1) - 1 + j`` for node ``j`` of
+            ``subtrees_[k]`` (the columns of :meth:`decision_path`).
+        """
+        check_is_fitted(self)
+        X = check_predict_data(self, X)
+        if self.subtrees_ is None:
+            return np.column_stack([member.tree_.apply(X) for member in self.estimators_])
+        return np.column_stack([
+            topology.n_nodes(member.tree_.max_depth)
+            + self.subtrees_[k].apply(X, _leaf_positions(member.tree_, X))
+            for k, member in enumerate(self.estimators_)])
+
+    def decision_path(self, X):
+        """Decision paths of every member, side by side.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            The input samples.
+
+        Returns
+        -------
+        indicator : sparse matrix of shape (n_samples, n_nodes)
+            CSR indicator; nonzero ``(i, j)`` means sample ``i`` goes through
+            node ``j``, the columns of member ``k`` being
+            ``n_nodes_ptr[k]:n_nodes_ptr[k + 1]``: its tree's nodes in heap
+            order, then (with ``subtrees_``) the nodes of ``subtrees_[k]``.
+        n_nodes_ptr : ndarray of shape (n_estimators + 1,)
+            Column offsets of the members in ``indicator``.
+        """
+        check_is_fitted(self)
+        paths = self._member_paths(check_predict_data(self, X))
+        n_nodes_ptr = np.cumsum([0] + [path.shape[1] for path in paths])
+        return sparse.hstack(paths, format="csr"), n_nodes_ptr
+
+    @property
+    def feature_importances_(self):
+        """Mean of the members' ``feature_importances_``, renormalized.
+
+        The importances of the members' trained trees (see
+        :attr:`DGTClassifier.feature_importances_`); the subtrees below their
+        leaves are not counted.
+
+        Returns
+        -------
+        feature_importances_ : ndarray of shape (n_features_in_,)
+            Non-negative, summing to one (all zeros only if every member's
+            importances are).
+        """
+        check_is_fitted(self)
+        # The members' importances are already folded onto the input features.
+        imp = np.mean([member.feature_importances_ for member in self.estimators_], axis=0)
+        total = imp.sum()
+        return imp / total if total > 0 else imp

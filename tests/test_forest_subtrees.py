@@ -1,0 +1,207 @@
+"""Greedy subtrees below the DGT forests' leaves (``subtree_depth``) and the
+core's :class:`~sklearn_difftrees._core.subtrees.AxisSubtrees` that holds
+them: routing against an independent walk, the forest's output against
+scikit-learn's own trees grown on the same rows, exports and persistence."""
+
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification, make_regression
+from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
+
+from sklearn_difftrees._core.subtrees import grow_axis_subtrees
+from sklearn_difftrees.dgt import DGTForestClassifier, DGTForestRegressor
+from sklearn_difftrees.dgt import _forest_routing
+
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
+FAST = dict(n_estimators=3, max_depth=2, max_iter=5, random_state=0)
+
+
+def _walk(subtrees, x, leaf):
+    """The node a row reaches, one comparison at a time (the oracle)."""
+    node = subtrees.root[leaf]
+    while subtrees.left[node] >= 0:
+        go_left = x[subtrees.feature[node]] <= subtrees.threshold[node]
+        node = subtrees.left[node] if go_left else subtrees.right[node]
+    return node
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_axis_subtrees_route_as_a_walk_down_their_nodes(dtype):
+    rs = np.random.RandomState(0)
+    X = rs.normal(size=(400, 5))
+    leaves = rs.randint(0, 4, size=400)
+    y = (X[:, 0] + X[:, 1] * leaves > 0).astype(int)
+    sub = grow_axis_subtrees(X, leaves, 4, y, np.ones(400), np.full((4, 2), 0.5),
+                             classification=True, n_outputs=2, max_depth=None, seed=0,
+                             mean=X.mean(axis=0), scale=X.std(axis=0))
+    X_new = rs.normal(size=(300, 5)).astype(dtype)
+    new_leaves = rs.randint(0, 4, size=300)
+    expected = [_walk(sub, x, leaf) for x, leaf in zip(X_new.astype(np.float64), new_leaves)]
+    np.testing.assert_array_equal(sub.apply(X_new, new_leaves), expected)
+    path = sub.decision_path(X_new, new_leaves).toarray()
+    for i, node in enumerate(expected):  # the path ends where apply does
+        assert path[i, node] == 1 and path[i, sub.root[new_leaves[i]]] == 1
+    # pure training leaves: every training row is predicted its own class
+    np.testing.assert_array_equal(sub.predict(X, leaves).argmax(axis=1), y)
+
+
+def test_a_leaf_without_rows_or_with_one_class_keeps_its_own_value():
+    X = np.arange(12.0).reshape(6, 2)
+    leaves = np.array([0, 0, 0, 1, 1, 1])
+    y = np.array([0, 1, 0, 1, 1, 1])  # leaf 1 is pure; leaf 2 has no rows
+    base = np.array([[0.9, 0.1], [0.2, 0.8], [0.5, 0.5]])
+    sub = grow_axis_subtrees(X, leaves, 3, y, np.ones(6), base, classification=True,
+                             n_outputs=2, max_depth=None, seed=0, mean=np.zeros(2),
+                             scale=np.ones(2))
+    np.testing.assert_array_equal(sub.predict(X[3:], leaves[3:]), base[[1, 1, 1]])
+    np.testing.assert_array_equal(sub.predict(X[:1], np.array([2])), base[[2]])
+    assert sub.left[sub.root[0]] >= 0 and sub.left[sub.root[1]] < 0
+
+
+def test_inconsistent_subtree_arrays_are_refused_before_the_kernel():
+    sub = grow_axis_subtrees(np.arange(8.0).reshape(4, 2), np.zeros(4, int), 1,
+                             np.array([0, 1, 0, 1]), np.ones(4), np.zeros((1, 2)),
+                             classification=True, n_outputs=2, max_depth=None, seed=0,
+                             mean=np.zeros(2), scale=np.ones(2))
+    X = np.zeros((2, 2))
+    bad = pickle.loads(pickle.dumps(sub))
+    bad.left = bad.left.copy()
+    bad.left[bad.root[0]] = bad.root[0]  # a loop: the walk would never end
+    with pytest.raises(ValueError, match="Inconsistent fitted AxisSubtrees"):
+        bad.apply(X, np.zeros(2, int))
+    with pytest.raises(ValueError, match="more features"):
+        sub.apply(np.zeros((2, 1)), np.zeros(2, int))
+
+
+def _capture(monkeypatch):
+    """Record the arguments of every subtree growth of a forest's fit."""
+    calls = []
+    real = _forest_routing.grow_axis_subtrees
+
+    def grow(*args, **kwargs):
+        calls.append((args, kwargs))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_forest_routing, "grow_axis_subtrees", grow)
+    return calls
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_forest_output_is_the_mean_of_scikit_learn_trees_below_the_leaves(monkeypatch, task):
+    """Oracle: for every member, scikit-learn's own CART (Gini / squared
+    error, unlimited depth) grown on the member's bootstrap rows of each of
+    its leaves (standardized as the forest standardizes them), predicting
+    the new rows that reach that leaf."""
+    calls = _capture(monkeypatch)
+    if task == "classification":
+        X, y = make_classification(300, 6, n_informative=4, n_classes=3, random_state=1)
+        forest = DGTForestClassifier(**FAST).fit(X, y)
+    else:
+        X, y = make_regression(300, 6, noise=10.0, random_state=1)
+        forest = DGTForestRegressor(**FAST).fit(X, y)
+    assert len(calls) == len(forest.estimators_) == len(forest.subtrees_)
+    X_new = np.random.RandomState(2).normal(size=(200, 6)) * X.std(axis=0)
+    total = 0
+    for member, (args, kwargs) in zip(forest.estimators_, calls):
+        Xf, leaves, n_roots, Y, w, base = args
+        assert Xf is X or np.array_equal(Xf, X)
+        mean, scale = kwargs["mean"], kwargs["scale"]
+        new_leaves = member.tree_.apply(X_new) - (n_roots - 1)
+        out = np.array(base[new_leaves], dtype=float)
+        for j in np.unique(new_leaves):
+            rows = np.flatnonzero((leaves == j) & (w > 0))
+            if rows.size < 2 or np.unique(Y[rows], axis=0).shape[0] < 2:
+                continue
+            cls = DecisionTreeClassifier if task == "classification" else DecisionTreeRegressor
+            cart = cls(random_state=kwargs["seed"]).fit((X[rows] - mean) / scale, Y[rows],
+                                                        sample_weight=w[rows])
+            here = new_leaves == j
+            Z = (X_new[here] - mean) / scale
+            if task == "classification":
+                proba = np.zeros((here.sum(), forest.n_classes_))
+                proba[:, cart.classes_] = cart.predict_proba(Z)
+                out[here] = proba
+            else:
+                out[here] = cart.predict(Z).reshape(-1, 1)
+        total = total + out
+    expected = total / len(forest.estimators_)
+    if task == "classification":
+        np.testing.assert_allclose(forest.predict_proba(X_new), expected, rtol=1e-12,
+                                   atol=1e-12)
+    else:
+        np.testing.assert_allclose(forest.predict(X_new), expected[:, 0], rtol=1e-9)
+
+
+@pytest.mark.parametrize("cls", [DGTForestClassifier, DGTForestRegressor])
+def test_subtree_depth_bounds_the_subtrees_and_zero_grows_none(cls):
+    X, y = make_classification(300, 5, random_state=0)
+    if cls is DGTForestRegressor:
+        y = X[:, 0] * 3 + np.random.RandomState(0).normal(size=300)
+    deep = cls(**FAST).fit(X, y)
+    shallow = cls(**FAST, subtree_depth=2).fit(X, y)
+    none = cls(**FAST, subtree_depth=0).fit(X, y)
+    assert max(s.max_depth for s in deep.subtrees_) > 2
+    assert max(s.max_depth for s in shallow.subtrees_) == 2
+    assert none.subtrees_ is None
+    # the members themselves do not depend on the subtrees
+    for a, b in zip(deep.estimators_, none.estimators_):
+        np.testing.assert_array_equal(a.tree_.weights, b.tree_.weights)
+    # a deeper partition of the same bootstrap rows fits them at least as well
+    assert deep.score(X, y) >= none.score(X, y)
+
+
+@pytest.mark.parametrize("cls", [DGTForestClassifier, DGTForestRegressor])
+def test_apply_and_decision_path_include_the_subtrees(cls):
+    X, y = make_classification(200, 5, random_state=0)
+    forest = cls(**FAST).fit(X, y.astype(float) if cls is DGTForestRegressor else y)
+    leaves = forest.apply(X[:50])
+    indicator, ptr = forest.decision_path(X[:50])
+    n_tree_nodes = 2 ** (forest.max_depth_ + 1) - 1
+    for k, sub in enumerate(forest.subtrees_):
+        assert ptr[k + 1] - ptr[k] == n_tree_nodes + sub.n_nodes
+        block = indicator[:, ptr[k]:ptr[k + 1]].toarray()
+        # the last node of each path is the node apply returns
+        assert np.all(block[np.arange(50), leaves[:, k]] == 1)
+        assert np.all(leaves[:, k] >= n_tree_nodes)
+        np.testing.assert_array_equal(block[:, :n_tree_nodes].sum(axis=1),
+                                      forest.max_depth_ + 1)
+
+
+@pytest.mark.parametrize("cls", [DGTForestClassifier, DGTForestRegressor])
+def test_forest_with_subtrees_pickles_and_exports_to_onnx(cls):
+    ort = pytest.importorskip("onnxruntime")
+    from sklearn_difftrees import to_onnx
+
+    X, y = make_classification(300, 5, n_classes=3, n_informative=3, random_state=0)
+    if cls is DGTForestRegressor:
+        y = y + X[:, 0]
+    forest = cls(**FAST).fit(X, y)
+    X_new = np.random.RandomState(1).normal(size=(100, 5))
+    again = pickle.loads(pickle.dumps(forest))
+    sess = ort.InferenceSession(to_onnx(forest, X_new[:2]).SerializeToString(),
+                                providers=["CPUExecutionProvider"])
+    out = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, {"X": X_new})))
+    if cls is DGTForestClassifier:
+        np.testing.assert_array_equal(again.predict_proba(X_new), forest.predict_proba(X_new))
+        np.testing.assert_array_equal(out["label"], forest.predict(X_new))
+        np.testing.assert_allclose(out["probabilities"], forest.predict_proba(X_new),
+                                   rtol=0, atol=1e-9)
+    else:
+        np.testing.assert_array_equal(again.predict(X_new), forest.predict(X_new))
+        np.testing.assert_allclose(out["variable"], forest.predict(X_new), rtol=1e-9)
+
+
+def test_subtrees_grow_on_standardized_rows_of_any_magnitude():
+    """scikit-learn's trees cast to float32: raw features of 1e200 or with
+    an offset of 1e9 would leave them nothing to split. The subtrees grow
+    on standardized rows and split the same way at any magnitude."""
+    X, y = make_classification(200, 4, random_state=0)
+    plain = DGTForestClassifier(**FAST).fit(X, y)
+    for moved in (X * 1e200, X + 1e9):
+        forest = DGTForestClassifier(**FAST).fit(moved, y)
+        assert [s.n_nodes for s in forest.subtrees_] == [s.n_nodes for s in plain.subtrees_]
+        assert forest.score(moved, y) == pytest.approx(plain.score(X, y), abs=0.02)
+
