@@ -243,8 +243,10 @@ def test_ensembles_by_tree_index_or_a_clear_type_error():
     rng = np.random.RandomState(0)
     X = rng.randn(120, 4)
     y = np.where(X[:, 0] + X[:, 1] > 0, "yes", "no")
+    # subtree_depth=0: each member is its tree alone (tests/test_forest_subtrees.py
+    # shows the subtrees grafted below its leaves)
     forest = DGTForestClassifier(n_estimators=2, max_depth=2, max_iter=2, hidden_width=8,
-                                 random_state=0).fit(X, y)
+                                 subtree_depth=0, random_state=0).fit(X, y)
     for fn in (export_text, plot_tree, export_graphviz):
         with pytest.raises(TypeError, match="tree_index"):
             fn(forest)

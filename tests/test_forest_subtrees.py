@@ -205,3 +205,44 @@ def test_subtrees_grow_on_standardized_rows_of_any_magnitude():
         assert [s.n_nodes for s in forest.subtrees_] == [s.n_nodes for s in plain.subtrees_]
         assert forest.score(moved, y) == pytest.approx(plain.score(X, y), abs=0.02)
 
+
+
+def test_subtrees_that_may_not_fit_in_memory_are_refused_before_training(monkeypatch):
+    from sklearn_difftrees._core._memory import ENV_VAR, MemoryLimitError
+
+    X, y = make_classification(2000, 5, random_state=0)
+    # 3 members x 2 x 2000 rows x 8 x (5 + 2) bytes = 672 kB > 500 kB
+    monkeypatch.setenv(ENV_VAR, "500kB")
+    with pytest.raises(MemoryLimitError, match="subtree_depth"):
+        DGTForestClassifier(**FAST).fit(X, y)
+    # bounded subtrees (2**(2 + 1 + 1) nodes per member) or none fit
+    DGTForestClassifier(**FAST, subtree_depth=1).fit(X, y)
+    DGTForestClassifier(**FAST, subtree_depth=0).fit(X, y)
+
+
+def test_exports_show_a_member_with_its_subtrees():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from sklearn.datasets import load_iris
+
+    from sklearn_difftrees import export_graphviz, export_text, plot_tree
+
+    X, y = load_iris(return_X_y=True)
+    forest = DGTForestClassifier(**FAST).fit(X, y)
+    names = ["sl", "sw", "pl", "pw"]
+    text = export_text(forest, tree_index=0, feature_names=names)
+    sub = forest.subtrees_[0]
+    assert f"subtrees_[0]: {sub.n_nodes} nodes" in text
+    grown = np.flatnonzero(sub.left >= 0)
+    assert grown.size  # iris: some leaf mixes two species
+    # every subtree split is printed as "feature <= threshold"
+    for node in grown:
+        assert f"{names[sub.feature[node]]} <= {sub.threshold[node]:.3g}" in text
+    # the leaves shown are as many as the nodes the rows can end in
+    ends = np.unique(forest.apply(X)[:, 0])
+    assert text.count("class: ") >= ends.size
+    assert "digraph" in export_graphviz(forest, tree_index=0)
+    plot_tree(forest, tree_index=0)
+    plain = export_text(DGTForestClassifier(**FAST, subtree_depth=0).fit(X, y), tree_index=0)
+    assert "subtrees_" not in plain

@@ -22,7 +22,10 @@ Where the view comes from, without the core knowing any method:
   estimator's ``_export_text`` hook, ``plot_tree`` as a grid of axes (one
   per tree, titled ``tree <t>``), ``export_graphviz`` as one graph with one
   ``cluster_<t>`` subgraph per tree;
-* an ensemble of fitted trees (``estimators_``) shows member ``tree_index``;
+* an ensemble of fitted trees (``estimators_``) shows member ``tree_index``,
+  extended by the ensemble's ``_extend_member_view(tree_index, view, names,
+  class_names, decimals)`` hook when it has one (what it adds below the
+  member's leaves);
 * otherwise ``tree_``: its ``_tree_view(est, names, class_names, decimals,
   top_k)`` when the tree class defines one (polytope splits), else the
   oblique view of an :class:`~.tree.ObliqueTree`.
@@ -111,8 +114,10 @@ def tree_view(est, *, tree_index=None, feature_names=None, class_names=None, dec
         _check_tree_index(tree_index, n, est)
         names = _feature_names(est, feature_names)
         classes = _class_names(est, class_names)
-        member = members[tree_index]
-        return _single_tree_view(member, names, classes, decimals, top_k)
+        view = _single_tree_view(members[tree_index], names, classes, decimals, top_k)
+        # What continues below a member's leaves (the DGT forests' subtrees).
+        extend = getattr(est, "_extend_member_view", None)
+        return view if extend is None else extend(tree_index, view, names, classes, decimals)
     if not hasattr(est, "tree_"):
         check_is_fitted(est)  # NotFittedError when it is not fitted at all
         raise TypeError(

@@ -32,7 +32,7 @@ from ._bag_rows import MEMBER_VALIDATION_FRACTION, oob_score, resolve_max_featur
 from ._bagging import (_bootstrap_counts, _bootstrap_size, _fit_chunk,
                        _fit_members_with_progress, _keep_torch_threads, _member_depth)
 from ._classes import DGTClassifier, DGTRegressor, _BaseDGT
-from ._forest_routing import ForestRoutingMixin, grow_member_subtrees
+from ._forest_routing import ForestRoutingMixin, check_subtree_memory, grow_member_subtrees
 from ._forest_docstrings import (
     _DOC_FOREST_ATTRS,
     _MEMBER_PARAMS_NOTE,
@@ -220,6 +220,8 @@ class _BaseDGTForest(ForestRoutingMixin, VersionedStateMixin, BaseEstimator,
         self.max_depth_, self.depth_scores_ = _member_depth(
             self.max_depth, X, y, sample_weight, self.n_classes_ if classifier else None,
             int(rng.randint(_MAX_INT)) if self.max_depth == "auto" else 0)
+        check_subtree_memory(self, min(n_draws, candidates.size),
+                             self.n_classes_ if classifier else self.n_outputs_, self.max_depth_)
 
         def member_weights(i):
             if not self.bootstrap:

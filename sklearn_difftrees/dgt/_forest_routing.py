@@ -8,15 +8,34 @@ from sklearn.base import is_classifier
 from sklearn.utils.validation import check_is_fitted
 
 from .._core import topology
+from .._core._tree_view import build_view, leaf_text
+from .._core._memory import check_memory
 from .._core.subtrees import grow_axis_subtrees
 from .._core.validation import check_predict_data, fit_standardizer
 
-__all__ = ["ForestRoutingMixin", "grow_member_subtrees"]
+__all__ = ["ForestRoutingMixin", "check_subtree_memory", "grow_member_subtrees"]
 
 
 def _leaf_positions(tree, X):
     """Position (0 .. 2**max_depth - 1) of the leaf each row of ``X`` reaches."""
     return tree.apply(X) - topology.n_internal(tree.max_depth)
+
+
+def check_subtree_memory(forest, n_rows, width, depth):
+    """Refuse, before any training, subtrees that may not fit in memory: a
+    member's subtrees have fewer than twice as many nodes as its distinct
+    bootstrap rows (``n_rows`` at most), or ``2**subtree_depth`` times its
+    ``2**depth`` leaves; a node takes 5 int64 / float64 fields and ``width``
+    values."""
+    if forest.subtree_depth == 0:
+        return
+    nodes = 2 * n_rows
+    if forest.subtree_depth is not None:
+        nodes = min(nodes, 2 ** (depth + forest.subtree_depth + 1))
+    check_memory(type(forest).__name__, forest.n_estimators * nodes * 8 * (5 + width),
+                 f"subtree_depth={forest.subtree_depth}, {n_rows} rows per bootstrap sample, "
+                 f"{forest.n_estimators} members (a lower subtree_depth or a larger "
+                 "min_weight_fraction_leaf grows smaller subtrees)")
 
 
 def grow_member_subtrees(forest, X, y, weights, seeds):
@@ -123,6 +142,41 @@ class ForestRoutingMixin:
         paths = self._member_paths(check_predict_data(self, X))
         n_nodes_ptr = np.cumsum([0] + [path.shape[1] for path in paths])
         return sparse.hstack(paths, format="csr"), n_nodes_ptr
+
+    def _extend_member_view(self, k, view, names, class_names, decimals):
+        """Hook of the exports: member ``k``'s view with its subtrees grafted
+        below its leaves (axis-aligned splits, node ids as :meth:`apply`'s)."""
+        if self.subtrees_ is None:
+            return view
+        sub, depth = self.subtrees_[k], self.estimators_[k].tree_.max_depth
+        n_int, offset = topology.n_internal(depth), topology.n_nodes(depth)
+        classification = is_classifier(self)
+
+        def leaf(node):
+            return leaf_text(sub.value[node - offset], classification, class_names, decimals)
+
+        def graft(v):
+            if v.children:
+                v.children = [graft(c) for c in v.children]
+                return v
+            r = int(sub.root[v.node - n_int])
+            if sub.left[r] < 0:  # nothing grown below: the leaf's value
+                v.label, v.value = leaf(offset + r), sub.value[r]
+                return v
+            return build_view(
+                offset + r,
+                children=lambda n: ([] if sub.left[n - offset] < 0 else
+                                    [offset + sub.left[n - offset], offset + sub.right[n - offset]]),
+                split=lambda n: ([names[sub.feature[n - offset]]],
+                                 f"{sub.threshold[n - offset]:.{decimals + 1}g}"),
+                leaf=leaf, samples=lambda n: sub.n_node_samples[n - offset],
+                value=lambda n: sub.value[n - offset])
+
+        view.root = graft(view.root)
+        view.notes.insert(0, f"member {k}: its trained oblique tree, then the greedy subtrees "
+                             f"below its leaves (subtrees_[{k}]: {sub.n_nodes} nodes, "
+                             "axis-aligned splits)")
+        return view
 
     @property
     def feature_importances_(self):
