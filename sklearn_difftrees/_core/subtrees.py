@@ -203,15 +203,14 @@ def grow_axis_subtrees(X, leaves, n_roots, Y, w, base_value, *, classification, 
         inner = t.children_left >= 0
         feature = np.where(inner, t.feature, 0).astype(np.int64)
         threshold = np.where(inner, mean[feature] + scale[feature] * t.threshold, 0.0)
-        paths = cart.decision_path(Z[rows])  # every node a row passes through
-        weight = np.asarray(paths.T @ w[rows]).ravel()
-        if classification:
-            onehot = np.zeros((rows.size, n_outputs))
-            onehot[np.arange(rows.size), y_j.astype(np.int64)] = w[rows]
-            value = np.asarray(paths.T @ onehot) / weight[:, None]
-        else:
-            y2 = y_j.reshape(rows.size, -1)
-            value = np.asarray(paths.T @ (y2 * w[rows, None])) / weight[:, None]
+        weight = np.asarray(t.weighted_n_node_samples, dtype=np.float64)
+        if classification:  # weighted class counts or proportions (by version)
+            counts = t.value[:, 0, :]
+            value = np.zeros((t.node_count, n_outputs))
+            value[:, cart.classes_.astype(np.int64)] = counts / counts.sum(axis=1,
+                                                                           keepdims=True)
+        else:  # weighted mean targets
+            value = np.array(t.value[:, :, 0], dtype=np.float64)
         parts["feature"].append(feature)
         parts["threshold"].append(threshold.astype(np.float64))
         parts["left"].append(np.where(inner, t.children_left + offset, -1).astype(np.int64))
