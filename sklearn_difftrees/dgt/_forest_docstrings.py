@@ -123,9 +123,10 @@ def _forest_params_doc(oob_attr):
 
 
 _MEMBER_PARAMS_NOTE = """
-    The parameters from ``max_depth`` to ``tol`` (but ``subtree_depth``) and
-    ``device`` are those of :class:`{member}`, passed unchanged to every
-    member, with the same
+    The parameters from ``max_depth`` to ``tol`` (but the forest's own
+    ``subtree_depth`` and ``min_weight_fraction_leaf``) and ``device`` are
+    those of :class:`{member}`, passed unchanged to every member, with the
+    same
     defaults except ``max_depth`` (one depth for all members, ``"auto"``
     choosing it once on the forest's rows), the patience
     ``n_iter_no_change=20``, ``init="cart"`` (each member starts from the

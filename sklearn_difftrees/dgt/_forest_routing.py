@@ -67,11 +67,16 @@ class ForestRoutingMixin:
     """Members' outputs, ``apply``, ``decision_path`` and importances of a
     fitted forest (``estimators_``, ``subtrees_``)."""
 
+    def _subtrees(self):
+        """``subtrees_``, or ``None`` (none grown, or a forest pickled before
+        the forests had them)."""
+        return getattr(self, "subtrees_", None)
+
     def _member_output(self, k, X):
         """Output of member ``k`` on validated ``X``, in the forest's columns:
         its tree's leaf values, or the values its subtrees reach below them."""
         member = self.estimators_[k]
-        if self.subtrees_ is None:
+        if self._subtrees() is None:
             return self._leaf_table(member, member.tree_.predict(X))
         return self.subtrees_[k].predict(X, _leaf_positions(member.tree_, X))
 
@@ -88,7 +93,7 @@ class ForestRoutingMixin:
         paths = []
         for k, member in enumerate(self.estimators_):
             path = member.tree_.decision_path(X)
-            if self.subtrees_ is not None:
+            if self._subtrees() is not None:
                 below = self.subtrees_[k].decision_path(X, _leaf_positions(member.tree_, X))
                 path = sparse.hstack([path, below], format="csr")
             paths.append(path)
@@ -113,7 +118,7 @@ class ForestRoutingMixin:
         """
         check_is_fitted(self)
         X = check_predict_data(self, X)
-        if self.subtrees_ is None:
+        if self._subtrees() is None:
             return np.column_stack([member.tree_.apply(X) for member in self.estimators_])
         return np.column_stack([
             topology.n_nodes(member.tree_.max_depth)
@@ -146,7 +151,7 @@ class ForestRoutingMixin:
     def _extend_member_view(self, k, view, names, class_names, decimals):
         """Hook of the exports: member ``k``'s view with its subtrees grafted
         below its leaves (axis-aligned splits, node ids as :meth:`apply`'s)."""
-        if self.subtrees_ is None:
+        if self._subtrees() is None:
             return view
         sub, depth = self.subtrees_[k], self.estimators_[k].tree_.max_depth
         n_int, offset = topology.n_internal(depth), topology.n_nodes(depth)

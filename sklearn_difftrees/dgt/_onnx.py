@@ -24,7 +24,7 @@ def forest_graph(graph, forest):
     for k, member in enumerate(forest.estimators_):
         tree = member.tree_
         leaves = oblique_leaves(g, tree.weights, tree.bias, tree.max_depth)
-        if forest.subtrees_ is not None:  # values in the forest's columns already
+        if forest._subtrees() is not None:  # values in the forest's columns already
             out = axis_subtree_outputs(g, leaves, forest.subtrees_[k])
         else:  # a classifier member's classes are codes into the forest's classes_
             out = leaf_outputs(g, leaves, forest._leaf_table(member, tree.value))
