@@ -127,7 +127,7 @@ def test_auto_epochs_on_large_data_shared_trainer(small_limits, monkeypatch):
     assert len(steps) == 3 * 4  # 3 epochs of 64 rows in batches of 16
 
 
-def test_auto_epochs_on_large_data_non_greedy(small_limits, rows_seen):
+def test_auto_epochs_on_large_data_non_greedy(small_limits, rows_seen, no_cross_check):
     from sklearn_difftrees.non_greedy import _train
 
     rows = rows_seen(_train, "loss_augmented_inference")
@@ -147,7 +147,7 @@ def test_auto_large_data_batched_and_polytope_fit(small_limits):
         assert est.fit(X, y).score(X, y) > 0.4
 
 
-def test_auto_non_greedy_start_on_one_epoch_of_rows(small_limits, monkeypatch):
+def test_auto_non_greedy_start_on_one_epoch_of_rows(small_limits, monkeypatch, no_cross_check):
     """The greedy start (depth cross-validation, CO2 tree) sees one epoch's
     rows under "auto" and every row with an int batch_size."""
     from sklearn_difftrees.non_greedy import _classes

@@ -175,7 +175,9 @@ def test_forest_adds_the_columns_once_and_members_take_the_forests_input(frame):
     X, y = _codes(n=200)
     if frame:
         X = pd.DataFrame(X, columns=["a", "b", "c", "d"])
-    forest = DGTForestClassifier(n_estimators=3, max_depth=1, max_iter=20,
+    # subtree_depth=0: the forest's output is its members' (the subtrees
+    # below their leaves split the same expanded columns; test_forest_subtrees)
+    forest = DGTForestClassifier(n_estimators=3, max_depth=1, max_iter=20, subtree_depth=0,
                                  random_state=0).fit(X, y)
     assert forest.is_categorical_.sum() == 3
     with warnings.catch_warnings():
