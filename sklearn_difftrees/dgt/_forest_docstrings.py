@@ -34,10 +34,10 @@ _FOREST_DOC_SUBTREE = """    subtree_depth : int or None, default=None
         (every row is scored at all ``2**max_depth`` leaves while it
         trains); the subtrees partition its leaves' rows further at the cost
         of one small CART per leaf (a tenth to a fifth of the fit on tables
-        of thousands of rows). Measured, they
-        bring the default forest from 6 points behind RandomForest to within
-        one on letter (26 classes) and from 15% to within 1% of its RMSE on
-        537_houses (docs/dgt.md, "Forest defaults"). With them, class
+        of thousands of rows). Measured, they bring the default forest from
+        6 points behind RandomForest to within one on letter (26 classes)
+        and from 15% to within 1% of its RMSE on 537_houses (docs/dgt.md,
+        "Greedy subtrees below the leaves"). With them, class
         weights change the splits and the proportions of mixed leaves but
         not the pure leaves' (as in a RandomForest).
     min_weight_fraction_leaf : float in [0, 0.5], default=0.0
