@@ -10,7 +10,7 @@ import pytest
 from sklearn.datasets import make_classification, make_regression
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
-from sklearn_difftrees._core.subtrees import grow_axis_subtrees
+from sklearn_difftrees._core.subtrees import _target_frame, grow_axis_subtrees
 from sklearn_difftrees.dgt import DGTForestClassifier, DGTForestRegressor
 from sklearn_difftrees.dgt import _forest_routing
 
@@ -93,8 +93,9 @@ def _capture(monkeypatch):
 def test_forest_output_is_the_mean_of_scikit_learn_trees_below_the_leaves(monkeypatch, task):
     """Oracle: for every member, scikit-learn's own CART (Gini / squared
     error, unlimited depth) grown on the member's bootstrap rows of each of
-    its leaves (standardized as the forest standardizes them), predicting
-    the new rows that reach that leaf."""
+    its leaves (standardized as the forest standardizes them, and the
+    targets as the subtrees do), predicting the new rows that reach that
+    leaf."""
     calls = _capture(monkeypatch)
     if task == "classification":
         X, y = make_classification(300, 6, n_informative=4, n_classes=3, random_state=1)
@@ -116,7 +117,11 @@ def test_forest_output_is_the_mean_of_scikit_learn_trees_below_the_leaves(monkey
             if rows.size < 2 or np.unique(Y[rows], axis=0).shape[0] < 2:
                 continue
             cls = DecisionTreeClassifier if task == "classification" else DecisionTreeRegressor
-            cart = cls(random_state=kwargs["seed"]).fit((X[rows] - mean) / scale, Y[rows],
+            target = Y[rows]
+            if task == "regression":  # the targets standardized (any magnitude)
+                peak, centre, unit = _target_frame(target, w[rows])
+                target = (target / peak - centre) / unit
+            cart = cls(random_state=kwargs["seed"]).fit((X[rows] - mean) / scale, target,
                                                         sample_weight=w[rows])
             here = new_leaves == j
             Z = (X_new[here] - mean) / scale
@@ -125,7 +130,7 @@ def test_forest_output_is_the_mean_of_scikit_learn_trees_below_the_leaves(monkey
                 proba[:, cart.classes_] = cart.predict_proba(Z)
                 out[here] = proba
             else:
-                out[here] = cart.predict(Z).reshape(-1, 1)
+                out[here] = ((centre + unit * cart.predict(Z)) * peak).reshape(-1, 1)
         total = total + out
     expected = total / len(forest.estimators_)
     if task == "classification":
@@ -205,6 +210,31 @@ def test_subtrees_grow_on_standardized_rows_of_any_magnitude():
         assert [s.n_nodes for s in forest.subtrees_] == [s.n_nodes for s in plain.subtrees_]
         assert forest.score(moved, y) == pytest.approx(plain.score(X, y), abs=0.02)
 
+
+
+@pytest.mark.parametrize("move", ["tiny", "huge", "offset"])
+def test_regression_subtrees_split_targets_of_any_magnitude(move):
+    """scikit-learn's squared error calls a node of variance below float64's
+    eps pure, overflows its sums of squares on huge targets and loses the
+    spread of targets far from zero to cancellation; the members standardize
+    their targets, and the subtrees split as they do on targets near 1."""
+    X, y = make_regression(300, 5, noise=10.0, random_state=1)
+    y = np.column_stack([y / y.std(), X[:, 0] ** 2])  # two outputs
+    plain = DGTForestRegressor(**FAST).fit(X, y)
+    if move == "offset":  # y + 2**30 rounds y: ties between splits may go another way
+        forest = DGTForestRegressor(**FAST).fit(X, y + 2.0 ** 30)
+        assert forest.score(X, y + 2.0 ** 30) == pytest.approx(plain.score(X, y), abs=1e-3)
+        for a, b in zip(forest.subtrees_, plain.subtrees_):
+            assert a.n_nodes == pytest.approx(b.n_nodes, rel=0.05)
+        return
+    factor = 2.0 ** (-40 if move == "tiny" else 700)  # exact: the same splits
+    forest = DGTForestRegressor(**FAST).fit(X, y * factor)
+    for a, b in zip(forest.subtrees_, plain.subtrees_):
+        np.testing.assert_array_equal(a.left, b.left)
+        np.testing.assert_array_equal(a.feature, b.feature)
+        np.testing.assert_allclose(a.value / factor, b.value, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(forest.predict(X) / factor, plain.predict(X), rtol=1e-9,
+                               atol=1e-9)
 
 
 def test_subtrees_that_may_not_fit_in_memory_are_refused_before_training(monkeypatch):
