@@ -276,3 +276,23 @@ def test_exports_show_a_member_with_its_subtrees():
     plot_tree(forest, tree_index=0)
     plain = export_text(DGTForestClassifier(**FAST, subtree_depth=0).fit(X, y), tree_index=0)
     assert "subtrees_" not in plain
+
+
+def test_exported_node_ids_are_those_apply_returns():
+    """A leaf below which nothing grew is shown under the id apply gives its
+    rows (its subtrees' single node), not its heap index in the member."""
+    import re
+
+    from sklearn.datasets import load_iris
+
+    from sklearn_difftrees import export_graphviz
+
+    X, y = load_iris(return_X_y=True)
+    forest = DGTForestClassifier(**FAST).fit(X, y)
+    for k, sub in enumerate(forest.subtrees_):
+        assert np.any(sub.left[sub.root] < 0)  # some leaf grew nothing
+        dot = export_graphviz(forest, tree_index=k, node_ids=True)
+        shown = {int(m) for m in re.findall(r'\[label="node #(\d+)\\n(?:(?!<=)[^"])*"', dot)}
+        # every leaf shown is reached by its member's bootstrap rows
+        assert shown and shown <= set(np.unique(forest.apply(X)[:, k]).tolist())
+

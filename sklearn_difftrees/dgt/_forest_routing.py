@@ -165,8 +165,8 @@ class ForestRoutingMixin:
                 v.children = [graft(c) for c in v.children]
                 return v
             r = int(sub.root[v.node - n_int])
-            if sub.left[r] < 0:  # nothing grown below: the leaf's value
-                v.label, v.value = leaf(offset + r), sub.value[r]
+            if sub.left[r] < 0:  # nothing grown below: the leaf's value, apply's id
+                v.node, v.label, v.value = offset + r, leaf(offset + r), sub.value[r]
                 return v
             return build_view(
                 offset + r,
