@@ -241,13 +241,30 @@ def test_subtrees_that_may_not_fit_in_memory_are_refused_before_training(monkeyp
     from sklearn_difftrees._core._memory import ENV_VAR, MemoryLimitError
 
     X, y = make_classification(2000, 5, random_state=0)
-    # 3 members x 2 x 2000 rows x 8 x (5 + 2) bytes = 672 kB > 500 kB
+    # 3 members x (2 x 2000 rows + 4 leaves) x 8 x (5 + 2) bytes = 673 kB > 500 kB
     monkeypatch.setenv(ENV_VAR, "500kB")
     with pytest.raises(MemoryLimitError, match="subtree_depth"):
         DGTForestClassifier(**FAST).fit(X, y)
     # bounded subtrees (2**(2 + 1 + 1) nodes per member) or none fit
     DGTForestClassifier(**FAST, subtree_depth=1).fit(X, y)
     DGTForestClassifier(**FAST, subtree_depth=0).fit(X, y)
+
+
+def test_the_subtree_memory_estimate_counts_a_node_per_leaf_without_rows(monkeypatch):
+    """Few rows below many leaves: every leaf has a node (its own value where
+    no row reaches it), more than twice the rows."""
+    from sklearn_difftrees._core._memory import ENV_VAR, MemoryLimitError
+
+    X, y = make_classification(40, 5, random_state=0)
+    forest = DGTForestClassifier(n_estimators=2, max_depth=8, max_iter=1,
+                                 random_state=0).fit(X, y)
+    assert all(2 * 40 < s.n_nodes <= 2 * 40 + 256 for s in forest.subtrees_)
+    # 2 members x (2 x 40 rows + 256 leaves) x 8 x (5 + 2) bytes = 37.6 kB
+    monkeypatch.setenv(ENV_VAR, "20kB")
+    with pytest.raises(MemoryLimitError, match="subtree_depth"):
+        _forest_routing.check_subtree_memory(forest, 40, 2, 8)
+    monkeypatch.setenv(ENV_VAR, "40kB")
+    _forest_routing.check_subtree_memory(forest, 40, 2, 8)
 
 
 def test_exports_show_a_member_with_its_subtrees():

@@ -23,13 +23,13 @@ def _leaf_positions(tree, X):
 
 def check_subtree_memory(forest, n_rows, width, depth):
     """Refuse, before any training, subtrees that may not fit in memory: a
-    member's subtrees have fewer than twice as many nodes as its distinct
-    bootstrap rows (``n_rows`` at most), or ``2**subtree_depth`` times its
-    ``2**depth`` leaves; a node takes 5 int64 / float64 fields and ``width``
-    values."""
+    member's subtrees have fewer nodes than twice its distinct bootstrap
+    rows (``n_rows`` at most) plus one per leaf of its ``2**depth`` (a leaf
+    no row reaches keeps a node), and fewer than ``2**(subtree_depth + 1)``
+    per leaf; a node takes 5 int64 / float64 fields and ``width`` values."""
     if forest.subtree_depth == 0:
         return
-    nodes = 2 * n_rows
+    nodes = 2 * n_rows + 2 ** depth
     if forest.subtree_depth is not None:
         nodes = min(nodes, 2 ** (depth + forest.subtree_depth + 1))
     check_memory(type(forest).__name__, forest.n_estimators * nodes * 8 * (5 + width),
