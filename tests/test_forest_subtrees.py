@@ -313,3 +313,21 @@ def test_exported_node_ids_are_those_apply_returns():
         # every leaf shown is reached by its member's bootstrap rows
         assert shown and shown <= set(np.unique(forest.apply(X)[:, k]).tolist())
 
+
+def test_a_forest_pickled_before_the_subtrees_loads_as_one_without_them():
+    X, y = make_classification(100, 5, random_state=0)
+    forest = DGTForestClassifier(**FAST, subtree_depth=0).fit(X, y)
+    old = pickle.dumps(forest)
+    for name in ("subtree_depth", "min_weight_fraction_leaf", "subtrees_"):
+        del forest.__dict__[name]  # what the forests pickled before them
+    loaded = pickle.loads(pickle.dumps(forest))
+    assert loaded.get_params()["subtree_depth"] == 0
+    assert loaded.get_params()["min_weight_fraction_leaf"] == 0.0
+    assert "DGTForestClassifier(" in repr(loaded)
+    np.testing.assert_array_equal(loaded.predict_proba(X), pickle.loads(old).predict_proba(X))
+    # an unfitted one takes the defaults
+    fresh = DGTForestClassifier()
+    for name in ("subtree_depth", "min_weight_fraction_leaf"):
+        del fresh.__dict__[name]
+    assert pickle.loads(pickle.dumps(fresh)).get_params() == DGTForestClassifier().get_params()
+

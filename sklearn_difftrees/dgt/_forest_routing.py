@@ -67,6 +67,16 @@ class ForestRoutingMixin:
     """Members' outputs, ``apply``, ``decision_path`` and importances of a
     fitted forest (``estimators_``, ``subtrees_``)."""
 
+    def __setstate__(self, state):
+        # A forest pickled before the subtrees grew none: its parameters say
+        # so (get_params, repr and clone need them; a refit is that forest).
+        state = dict(state)
+        if "estimators_" in state and "subtrees_" not in state:
+            state.setdefault("subtree_depth", 0)
+        state.setdefault("subtree_depth", None)
+        state.setdefault("min_weight_fraction_leaf", 0.0)
+        super().__setstate__(state)
+
     def _subtrees(self):
         """``subtrees_``, or ``None`` (none grown, or a forest pickled before
         the forests had them)."""
