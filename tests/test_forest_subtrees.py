@@ -331,3 +331,16 @@ def test_a_forest_pickled_before_the_subtrees_loads_as_one_without_them():
         del fresh.__dict__[name]
     assert pickle.loads(pickle.dumps(fresh)).get_params() == DGTForestClassifier().get_params()
 
+
+def test_onnx_graph_holds_no_unused_tables_for_members_that_grew_nothing():
+    """onnxruntime warns about (and drops) every initializer no node reads."""
+    pytest.importorskip("onnx")
+    from sklearn_difftrees import to_onnx
+
+    X, y = make_classification(120, 5, random_state=0)
+    forest = DGTForestClassifier(**FAST, max_samples=3).fit(X, y)  # too few rows to grow
+    assert any(s.max_depth == 0 for s in forest.subtrees_)
+    graph = to_onnx(forest, X[:2]).graph
+    read = {name for node in graph.node for name in node.input}
+    assert [i.name for i in graph.initializer if i.name not in read] == []
+
