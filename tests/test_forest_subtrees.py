@@ -10,7 +10,7 @@ import pytest
 from sklearn.datasets import make_classification, make_regression
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
-from sklearn_difftrees._core.subtrees import grow_axis_subtrees
+from sklearn_difftrees._core.subtrees import _target_frame, grow_axis_subtrees
 from sklearn_difftrees.dgt import DGTForestClassifier, DGTForestRegressor
 from sklearn_difftrees.dgt import _forest_routing
 
@@ -93,8 +93,9 @@ def _capture(monkeypatch):
 def test_forest_output_is_the_mean_of_scikit_learn_trees_below_the_leaves(monkeypatch, task):
     """Oracle: for every member, scikit-learn's own CART (Gini / squared
     error, unlimited depth) grown on the member's bootstrap rows of each of
-    its leaves (standardized as the forest standardizes them), predicting
-    the new rows that reach that leaf."""
+    its leaves (standardized as the forest standardizes them, and the
+    targets as the subtrees do), predicting the new rows that reach that
+    leaf."""
     calls = _capture(monkeypatch)
     if task == "classification":
         X, y = make_classification(300, 6, n_informative=4, n_classes=3, random_state=1)
@@ -116,7 +117,11 @@ def test_forest_output_is_the_mean_of_scikit_learn_trees_below_the_leaves(monkey
             if rows.size < 2 or np.unique(Y[rows], axis=0).shape[0] < 2:
                 continue
             cls = DecisionTreeClassifier if task == "classification" else DecisionTreeRegressor
-            cart = cls(random_state=kwargs["seed"]).fit((X[rows] - mean) / scale, Y[rows],
+            target = Y[rows]
+            if task == "regression":  # the targets standardized (any magnitude)
+                peak, centre, unit = _target_frame(target, w[rows])
+                target = (target / peak - centre) / unit
+            cart = cls(random_state=kwargs["seed"]).fit((X[rows] - mean) / scale, target,
                                                         sample_weight=w[rows])
             here = new_leaves == j
             Z = (X_new[here] - mean) / scale
@@ -125,7 +130,7 @@ def test_forest_output_is_the_mean_of_scikit_learn_trees_below_the_leaves(monkey
                 proba[:, cart.classes_] = cart.predict_proba(Z)
                 out[here] = proba
             else:
-                out[here] = cart.predict(Z).reshape(-1, 1)
+                out[here] = ((centre + unit * cart.predict(Z)) * peak).reshape(-1, 1)
         total = total + out
     expected = total / len(forest.estimators_)
     if task == "classification":
@@ -207,17 +212,59 @@ def test_subtrees_grow_on_standardized_rows_of_any_magnitude():
 
 
 
+@pytest.mark.parametrize("move", ["tiny", "huge", "offset"])
+def test_regression_subtrees_split_targets_of_any_magnitude(move):
+    """scikit-learn's squared error calls a node of variance below float64's
+    eps pure, overflows its sums of squares on huge targets and loses the
+    spread of targets far from zero to cancellation; the members standardize
+    their targets, and the subtrees split as they do on targets near 1."""
+    X, y = make_regression(300, 5, noise=10.0, random_state=1)
+    y = np.column_stack([y / y.std(), X[:, 0] ** 2])  # two outputs
+    plain = DGTForestRegressor(**FAST).fit(X, y)
+    if move == "offset":  # y + 2**30 rounds y: ties between splits may go another way
+        forest = DGTForestRegressor(**FAST).fit(X, y + 2.0 ** 30)
+        assert forest.score(X, y + 2.0 ** 30) == pytest.approx(plain.score(X, y), abs=1e-3)
+        for a, b in zip(forest.subtrees_, plain.subtrees_):
+            assert a.n_nodes == pytest.approx(b.n_nodes, rel=0.05)
+        return
+    factor = 2.0 ** (-40 if move == "tiny" else 700)  # exact: the same splits
+    forest = DGTForestRegressor(**FAST).fit(X, y * factor)
+    for a, b in zip(forest.subtrees_, plain.subtrees_):
+        np.testing.assert_array_equal(a.left, b.left)
+        np.testing.assert_array_equal(a.feature, b.feature)
+        np.testing.assert_allclose(a.value / factor, b.value, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(forest.predict(X) / factor, plain.predict(X), rtol=1e-9,
+                               atol=1e-9)
+
+
 def test_subtrees_that_may_not_fit_in_memory_are_refused_before_training(monkeypatch):
     from sklearn_difftrees._core._memory import ENV_VAR, MemoryLimitError
 
     X, y = make_classification(2000, 5, random_state=0)
-    # 3 members x 2 x 2000 rows x 8 x (5 + 2) bytes = 672 kB > 500 kB
+    # 3 members x (2 x 2000 rows + 4 leaves) x 8 x (5 + 2) bytes = 673 kB > 500 kB
     monkeypatch.setenv(ENV_VAR, "500kB")
     with pytest.raises(MemoryLimitError, match="subtree_depth"):
         DGTForestClassifier(**FAST).fit(X, y)
     # bounded subtrees (2**(2 + 1 + 1) nodes per member) or none fit
     DGTForestClassifier(**FAST, subtree_depth=1).fit(X, y)
     DGTForestClassifier(**FAST, subtree_depth=0).fit(X, y)
+
+
+def test_the_subtree_memory_estimate_counts_a_node_per_leaf_without_rows(monkeypatch):
+    """Few rows below many leaves: every leaf has a node (its own value where
+    no row reaches it), more than twice the rows."""
+    from sklearn_difftrees._core._memory import ENV_VAR, MemoryLimitError
+
+    X, y = make_classification(40, 5, random_state=0)
+    forest = DGTForestClassifier(n_estimators=2, max_depth=8, max_iter=1,
+                                 random_state=0).fit(X, y)
+    assert all(2 * 40 < s.n_nodes <= 2 * 40 + 256 for s in forest.subtrees_)
+    # 2 members x (2 x 40 rows + 256 leaves) x 8 x (5 + 2) bytes = 37.6 kB
+    monkeypatch.setenv(ENV_VAR, "20kB")
+    with pytest.raises(MemoryLimitError, match="subtree_depth"):
+        _forest_routing.check_subtree_memory(forest, 40, 2, 8)
+    monkeypatch.setenv(ENV_VAR, "40kB")
+    _forest_routing.check_subtree_memory(forest, 40, 2, 8)
 
 
 def test_exports_show_a_member_with_its_subtrees():
@@ -246,3 +293,54 @@ def test_exports_show_a_member_with_its_subtrees():
     plot_tree(forest, tree_index=0)
     plain = export_text(DGTForestClassifier(**FAST, subtree_depth=0).fit(X, y), tree_index=0)
     assert "subtrees_" not in plain
+
+
+def test_exported_node_ids_are_those_apply_returns():
+    """A leaf below which nothing grew is shown under the id apply gives its
+    rows (its subtrees' single node), not its heap index in the member."""
+    import re
+
+    from sklearn.datasets import load_iris
+
+    from sklearn_difftrees import export_graphviz
+
+    X, y = load_iris(return_X_y=True)
+    forest = DGTForestClassifier(**FAST).fit(X, y)
+    for k, sub in enumerate(forest.subtrees_):
+        assert np.any(sub.left[sub.root] < 0)  # some leaf grew nothing
+        dot = export_graphviz(forest, tree_index=k, node_ids=True)
+        shown = {int(m) for m in re.findall(r'\[label="node #(\d+)\\n(?:(?!<=)[^"])*"', dot)}
+        # every leaf shown is reached by its member's bootstrap rows
+        assert shown and shown <= set(np.unique(forest.apply(X)[:, k]).tolist())
+
+
+def test_a_forest_pickled_before_the_subtrees_loads_as_one_without_them():
+    X, y = make_classification(100, 5, random_state=0)
+    forest = DGTForestClassifier(**FAST, subtree_depth=0).fit(X, y)
+    old = pickle.dumps(forest)
+    for name in ("subtree_depth", "min_weight_fraction_leaf", "subtrees_"):
+        del forest.__dict__[name]  # what the forests pickled before them
+    loaded = pickle.loads(pickle.dumps(forest))
+    assert loaded.get_params()["subtree_depth"] == 0
+    assert loaded.get_params()["min_weight_fraction_leaf"] == 0.0
+    assert "DGTForestClassifier(" in repr(loaded)
+    np.testing.assert_array_equal(loaded.predict_proba(X), pickle.loads(old).predict_proba(X))
+    # an unfitted one takes the defaults
+    fresh = DGTForestClassifier()
+    for name in ("subtree_depth", "min_weight_fraction_leaf"):
+        del fresh.__dict__[name]
+    assert pickle.loads(pickle.dumps(fresh)).get_params() == DGTForestClassifier().get_params()
+
+
+def test_onnx_graph_holds_no_unused_tables_for_members_that_grew_nothing():
+    """onnxruntime warns about (and drops) every initializer no node reads."""
+    pytest.importorskip("onnx")
+    from sklearn_difftrees import to_onnx
+
+    X, y = make_classification(120, 5, random_state=0)
+    forest = DGTForestClassifier(**FAST, max_samples=3).fit(X, y)  # too few rows to grow
+    assert any(s.max_depth == 0 for s in forest.subtrees_)
+    graph = to_onnx(forest, X[:2]).graph
+    read = {name for node in graph.node for name in node.input}
+    assert [i.name for i in graph.initializer if i.name not in read] == []
+

@@ -221,6 +221,8 @@ def axis_subtree_outputs(graph, leaves, subtrees):
     float64. One step per level of the deepest subtree; a leaf steps onto
     itself."""
     g = graph
+    if subtrees.max_depth == 0:  # nothing grown: every root is a leaf
+        return leaf_outputs(g, leaves, subtrees.value[subtrees.root])
     index = np.arange(subtrees.n_nodes)
     inner = subtrees.left >= 0
     table = {name: g.const(array, name) for name, array in (

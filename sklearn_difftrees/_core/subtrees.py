@@ -135,6 +135,27 @@ class AxisSubtrees:
                                  shape=(node.size, self.n_nodes))
 
 
+def _power_of_two(x):
+    """The largest power of two at most ``x`` (> 0): dividing by it is exact."""
+    return float(np.ldexp(1.0, np.frexp(x)[1] - 1))
+
+
+def _target_frame(y, w):
+    """``(peak, centre, unit)``: the targets ``y`` (n, n_outputs) of a CART
+    as ``(centre + unit * z) * peak``, ``z`` of weighted mean 0 and spread
+    about 1. scikit-learn's squared error calls a node of variance below
+    float64's eps pure, loses the spread of targets far from zero to
+    cancellation and overflows its sums of squares on huge targets; the
+    members standardize theirs. One ``unit`` for all outputs keeps their
+    relative weight in the criterion (it ranks the splits as on the raw
+    targets, up to rounding), and ``peak`` and ``unit`` are powers of two."""
+    peak = _power_of_two(np.max(np.abs(y)))
+    u = y / peak
+    centre = np.average(u, axis=0, weights=w)
+    spread = np.sqrt(np.mean(np.average((u - centre) ** 2, axis=0, weights=w)))
+    return peak, centre, _power_of_two(spread) if spread > 0 else 1.0
+
+
 def grow_axis_subtrees(X, leaves, n_roots, Y, w, base_value, *, classification, n_outputs,
                        max_depth, seed, mean, scale, min_weight_leaf=0.0):
     """One CART below every leaf of a tree, on the rows that reach it.
@@ -169,7 +190,9 @@ def grow_axis_subtrees(X, leaves, n_roots, Y, w, base_value, *, classification, 
     A leaf grows a CART (Gini / squared error, scikit-learn's defaults) when
     at least two of its rows have positive weight and their targets differ;
     its nodes' values are the weighted class proportions (over
-    ``n_outputs`` classes) or mean targets of the rows reaching them.
+    ``n_outputs`` classes) or mean targets of the rows reaching them (a
+    regression CART grows on its targets standardized, one scale for all
+    outputs, so that targets of any magnitude split as they would near 1).
     """
     from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
@@ -196,6 +219,9 @@ def grow_axis_subtrees(X, leaves, n_roots, Y, w, base_value, *, classification, 
             offset += 1
             continue
         cls = DecisionTreeClassifier if classification else DecisionTreeRegressor
+        if not classification:  # y_j = (centre + unit * target) * peak
+            peak, centre, unit = _target_frame(y_j, w[rows])
+            y_j = (y_j / peak - centre) / unit
         cart = cls(max_depth=max_depth, random_state=seed,
                    min_weight_fraction_leaf=min(0.5, min_weight_leaf / total)).fit(
             Z[rows], y_j, sample_weight=w[rows])
@@ -209,8 +235,8 @@ def grow_axis_subtrees(X, leaves, n_roots, Y, w, base_value, *, classification, 
             value = np.zeros((t.node_count, n_outputs))
             value[:, cart.classes_.astype(np.int64)] = counts / counts.sum(axis=1,
                                                                            keepdims=True)
-        else:  # weighted mean targets
-            value = np.array(t.value[:, :, 0], dtype=np.float64)
+        else:  # weighted mean targets, in the targets' units
+            value = (centre + unit * np.array(t.value[:, :, 0], dtype=np.float64)) * peak
         parts["feature"].append(feature)
         parts["threshold"].append(threshold.astype(np.float64))
         parts["left"].append(np.where(inner, t.children_left + offset, -1).astype(np.int64))

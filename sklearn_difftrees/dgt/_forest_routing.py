@@ -23,13 +23,13 @@ def _leaf_positions(tree, X):
 
 def check_subtree_memory(forest, n_rows, width, depth):
     """Refuse, before any training, subtrees that may not fit in memory: a
-    member's subtrees have fewer than twice as many nodes as its distinct
-    bootstrap rows (``n_rows`` at most), or ``2**subtree_depth`` times its
-    ``2**depth`` leaves; a node takes 5 int64 / float64 fields and ``width``
-    values."""
+    member's subtrees have fewer nodes than twice its distinct bootstrap
+    rows (``n_rows`` at most) plus one per leaf of its ``2**depth`` (a leaf
+    no row reaches keeps a node), and fewer than ``2**(subtree_depth + 1)``
+    per leaf; a node takes 5 int64 / float64 fields and ``width`` values."""
     if forest.subtree_depth == 0:
         return
-    nodes = 2 * n_rows
+    nodes = 2 * n_rows + 2 ** depth
     if forest.subtree_depth is not None:
         nodes = min(nodes, 2 ** (depth + forest.subtree_depth + 1))
     check_memory(type(forest).__name__, forest.n_estimators * nodes * 8 * (5 + width),
@@ -66,6 +66,16 @@ def grow_member_subtrees(forest, X, y, weights, seeds):
 class ForestRoutingMixin:
     """Members' outputs, ``apply``, ``decision_path`` and importances of a
     fitted forest (``estimators_``, ``subtrees_``)."""
+
+    def __setstate__(self, state):
+        # A forest pickled before the subtrees grew none: its parameters say
+        # so (get_params, repr and clone need them; a refit is that forest).
+        state = dict(state)
+        if "estimators_" in state and "subtrees_" not in state:
+            state.setdefault("subtree_depth", 0)
+        state.setdefault("subtree_depth", None)
+        state.setdefault("min_weight_fraction_leaf", 0.0)
+        super().__setstate__(state)
 
     def _subtrees(self):
         """``subtrees_``, or ``None`` (none grown, or a forest pickled before
@@ -165,8 +175,8 @@ class ForestRoutingMixin:
                 v.children = [graft(c) for c in v.children]
                 return v
             r = int(sub.root[v.node - n_int])
-            if sub.left[r] < 0:  # nothing grown below: the leaf's value
-                v.label, v.value = leaf(offset + r), sub.value[r]
+            if sub.left[r] < 0:  # nothing grown below: the leaf's value, apply's id
+                v.node, v.label, v.value = offset + r, leaf(offset + r), sub.value[r]
                 return v
             return build_view(
                 offset + r,
