@@ -48,7 +48,7 @@ def test_axis_subtrees_route_as_a_walk_down_their_nodes(dtype):
     np.testing.assert_array_equal(sub.predict(X, leaves).argmax(axis=1), y)
 
 
-def test_a_leaf_without_rows_or_with_one_class_keeps_its_own_value():
+def test_a_leaf_without_rows_keeps_its_own_value_a_pure_one_its_rows():
     X = np.arange(12.0).reshape(6, 2)
     leaves = np.array([0, 0, 0, 1, 1, 1])
     y = np.array([0, 1, 0, 1, 1, 1])  # leaf 1 is pure; leaf 2 has no rows
@@ -56,7 +56,8 @@ def test_a_leaf_without_rows_or_with_one_class_keeps_its_own_value():
     sub = grow_axis_subtrees(X, leaves, 3, y, np.ones(6), base, classification=True,
                              n_outputs=2, max_depth=None, seed=0, mean=np.zeros(2),
                              scale=np.ones(2))
-    np.testing.assert_array_equal(sub.predict(X[3:], leaves[3:]), base[[1, 1, 1]])
+    # its rows' proportions, as a RandomForest's pure leaf (not the member's 0.8)
+    np.testing.assert_array_equal(sub.predict(X[3:], leaves[3:]), [[0.0, 1.0]] * 3)
     np.testing.assert_array_equal(sub.predict(X[:1], np.array([2])), base[[2]])
     assert sub.left[sub.root[0]] >= 0 and sub.left[sub.root[1]] < 0
 
@@ -114,7 +115,16 @@ def test_forest_output_is_the_mean_of_scikit_learn_trees_below_the_leaves(monkey
         out = np.array(base[new_leaves], dtype=float)
         for j in np.unique(new_leaves):
             rows = np.flatnonzero((leaves == j) & (w > 0))
+            here = new_leaves == j
+            if rows.size == 0:  # no bootstrap row: the member's own leaf value
+                continue
             if rows.size < 2 or np.unique(Y[rows], axis=0).shape[0] < 2:
+                # nothing to split: the rows' class proportions / mean target
+                if task == "classification":
+                    out[here] = np.bincount(Y[rows], weights=w[rows],
+                                            minlength=forest.n_classes_) / w[rows].sum()
+                else:
+                    out[here] = np.average(Y[rows], axis=0, weights=w[rows])
                 continue
             cls = DecisionTreeClassifier if task == "classification" else DecisionTreeRegressor
             target = Y[rows]
@@ -123,7 +133,6 @@ def test_forest_output_is_the_mean_of_scikit_learn_trees_below_the_leaves(monkey
                 target = (target / peak - centre) / unit
             cart = cls(random_state=kwargs["seed"]).fit((X[rows] - mean) / scale, target,
                                                         sample_weight=w[rows])
-            here = new_leaves == j
             Z = (X_new[here] - mean) / scale
             if task == "classification":
                 proba = np.zeros((here.sum(), forest.n_classes_))

@@ -156,6 +156,19 @@ def _target_frame(y, w):
     return peak, centre, _power_of_two(spread) if spread > 0 else 1.0
 
 
+def _rows_value(y, w, classification, n_outputs):
+    """(1, n_outputs): the weighted class proportions or mean targets of
+    rows (at least one, of positive weight) that nothing splits further."""
+    if classification:
+        return (np.bincount(y.astype(np.int64), weights=w, minlength=n_outputs)
+                / w.sum())[None, :]
+    peak = np.max(np.abs(y))
+    if peak == 0:
+        return np.zeros((1, y.shape[1]))
+    peak = _power_of_two(peak)  # the mean of huge targets without overflow
+    return (np.average(y / peak, axis=0, weights=w) * peak)[None, :]
+
+
 def grow_axis_subtrees(X, leaves, n_roots, Y, w, base_value, *, classification, n_outputs,
                        max_depth, seed, mean, scale, min_weight_leaf=0.0):
     """One CART below every leaf of a tree, on the rows that reach it.
@@ -172,7 +185,8 @@ def grow_axis_subtrees(X, leaves, n_roots, Y, w, base_value, *, classification, 
     w : ndarray of shape (n_samples,)
         Weights; rows of zero weight are not in the data.
     base_value : ndarray of shape (n_roots, n_outputs)
-        The leaves' own values, kept where nothing is grown.
+        The leaves' own values, kept where no row of positive weight
+        arrives.
     max_depth : int or None
         Depth of every CART (None: until its leaves are pure, as a
         RandomForest's trees).
@@ -188,11 +202,14 @@ def grow_axis_subtrees(X, leaves, n_roots, Y, w, base_value, *, classification, 
         rows' weight).
 
     A leaf grows a CART (Gini / squared error, scikit-learn's defaults) when
-    at least two of its rows have positive weight and their targets differ;
-    its nodes' values are the weighted class proportions (over
-    ``n_outputs`` classes) or mean targets of the rows reaching them (a
-    regression CART grows on its targets standardized, one scale for all
-    outputs, so that targets of any magnitude split as they would near 1).
+    at least two of its rows have positive weight (and at least twice
+    ``min_weight_leaf``) and their targets differ; its nodes' values are the
+    weighted class proportions (over ``n_outputs`` classes) or mean targets
+    of the rows reaching them (a regression CART grows on its targets
+    standardized, one scale for all outputs, so that targets of any
+    magnitude split as they would near 1), as is the single node of a leaf
+    whose rows are not split (one class, one target value, too little
+    weight); a leaf no row reaches keeps ``base_value``.
     """
     from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
@@ -208,12 +225,14 @@ def grow_axis_subtrees(X, leaves, n_roots, Y, w, base_value, *, classification, 
         total = float(w[rows].sum())
         grow = rows.size >= 2 and total >= 2 * min_weight_leaf and (
             np.unique(y_j).size > 1 if classification else np.ptp(y_j, axis=0).max() > 0)
-        if not grow:  # a single node with the leaf's own value
+        if not grow:  # a single node: its rows' value, or the leaf's own without rows
             parts["feature"].append(np.zeros(1, dtype=np.int64))
             parts["threshold"].append(np.zeros(1))
             parts["left"].append(np.full(1, -1, dtype=np.int64))
             parts["right"].append(np.full(1, -1, dtype=np.int64))
-            parts["value"].append(np.asarray(base_value[j], dtype=np.float64)[None, :])
+            parts["value"].append(_rows_value(y_j, w[rows], classification, n_outputs)
+                                  if rows.size else
+                                  np.asarray(base_value[j], dtype=np.float64)[None, :])
             parts["n_node_samples"].append(np.array([total]))
             root[j] = offset
             offset += 1

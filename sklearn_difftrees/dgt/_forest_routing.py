@@ -44,8 +44,8 @@ def grow_member_subtrees(forest, X, y, weights, seeds):
     ``X`` are the forest's fit rows (categorical columns expanded), ``y``
     the encoded classes or the targets, ``weights[k]`` member ``k``'s
     bootstrap weights (draw counts times the forest's sample weights) and
-    ``seeds[k]`` its seed. Each member's leaves keep their own values where
-    no subtree grows.
+    ``seeds[k]`` its seed. A member's leaf that no bootstrap row reaches
+    keeps the member's value.
     """
     classifier = is_classifier(forest)
     width = forest.n_classes_ if classifier else forest.n_outputs_
