@@ -353,3 +353,21 @@ def test_onnx_graph_holds_no_unused_tables_for_members_that_grew_nothing():
     read = {name for node in graph.node for name in node.input}
     assert [i.name for i in graph.initializer if i.name not in read] == []
 
+
+
+def test_a_leaf_too_light_to_be_a_leaf_keeps_the_members_value():
+    """With min_weight_fraction_leaf, rows that weigh less than the minimum
+    cannot form a leaf of their own: their leaf keeps the member's value
+    (trained on every row, with the class weights); rows between one and
+    two minimums form one leaf with their proportions."""
+    X = np.arange(16.0).reshape(8, 2)
+    leaves = np.array([0, 0, 0, 0, 1, 1, 2, 2])
+    y = np.array([0, 1, 0, 1, 1, 1, 1, 0])
+    w = np.array([1.0, 1.0, 1.0, 1.0, 0.1, 0.1, 0.6, 0.6])
+    base = np.array([[0.9, 0.1], [0.7, 0.3], [0.5, 0.5]])
+    sub = grow_axis_subtrees(X, leaves, 3, y, w, base, classification=True, n_outputs=2,
+                             max_depth=None, seed=0, mean=np.zeros(2), scale=np.ones(2),
+                             min_weight_leaf=1.0)
+    np.testing.assert_array_equal(sub.predict(X[4:5], leaves[4:5]), base[[1]])  # 0.2 < 1
+    np.testing.assert_array_equal(sub.predict(X[6:7], leaves[6:7]), [[0.5, 0.5]])  # 1.2
+    assert sub.left[sub.root[0]] >= 0  # 4.0 >= 2 * 1.0: grown

@@ -185,8 +185,9 @@ def grow_axis_subtrees(X, leaves, n_roots, Y, w, base_value, *, classification, 
     w : ndarray of shape (n_samples,)
         Weights; rows of zero weight are not in the data.
     base_value : ndarray of shape (n_roots, n_outputs)
-        The leaves' own values, kept where no row of positive weight
-        arrives.
+        The leaves' own values, kept where the rows that arrive weigh too
+        little to be a leaf (none of positive weight, or less than
+        ``min_weight_leaf``).
     max_depth : int or None
         Depth of every CART (None: until its leaves are pure, as a
         RandomForest's trees).
@@ -208,8 +209,9 @@ def grow_axis_subtrees(X, leaves, n_roots, Y, w, base_value, *, classification, 
     of the rows reaching them (a regression CART grows on its targets
     standardized, one scale for all outputs, so that targets of any
     magnitude split as they would near 1), as is the single node of a leaf
-    whose rows are not split (one class, one target value, too little
-    weight); a leaf no row reaches keeps ``base_value``.
+    whose rows are not split (one class, one target value, less than twice
+    ``min_weight_leaf``); a leaf whose rows weigh less than
+    ``min_weight_leaf`` (none reaches it, or too few) keeps ``base_value``.
     """
     from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
@@ -225,13 +227,14 @@ def grow_axis_subtrees(X, leaves, n_roots, Y, w, base_value, *, classification, 
         total = float(w[rows].sum())
         grow = rows.size >= 2 and total >= 2 * min_weight_leaf and (
             np.unique(y_j).size > 1 if classification else np.ptp(y_j, axis=0).max() > 0)
-        if not grow:  # a single node: its rows' value, or the leaf's own without rows
+        if not grow:  # one node: its rows' value, or the leaf's own where they weigh
+            # too little to be a leaf (none, or below min_weight_leaf)
             parts["feature"].append(np.zeros(1, dtype=np.int64))
             parts["threshold"].append(np.zeros(1))
             parts["left"].append(np.full(1, -1, dtype=np.int64))
             parts["right"].append(np.full(1, -1, dtype=np.int64))
             parts["value"].append(_rows_value(y_j, w[rows], classification, n_outputs)
-                                  if rows.size else
+                                  if rows.size and total >= min_weight_leaf else
                                   np.asarray(base_value[j], dtype=np.float64)[None, :])
             parts["n_node_samples"].append(np.array([total]))
             root[j] = offset

@@ -44,8 +44,9 @@ def grow_member_subtrees(forest, X, y, weights, seeds):
     ``X`` are the forest's fit rows (categorical columns expanded), ``y``
     the encoded classes or the targets, ``weights[k]`` member ``k``'s
     bootstrap weights (draw counts times the forest's sample weights) and
-    ``seeds[k]`` its seed. A member's leaf that no bootstrap row reaches
-    keeps the member's value.
+    ``seeds[k]`` its seed. A member's leaf that no bootstrap row reaches (or
+    whose rows weigh less than ``min_weight_fraction_leaf``) keeps the
+    member's value.
     """
     classifier = is_classifier(forest)
     width = forest.n_classes_ if classifier else forest.n_outputs_
