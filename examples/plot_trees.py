@@ -93,7 +93,7 @@ plt.show()
 # axes per soft tree (its nodes route fractionally inside a band of width
 # ``gamma``); ``tree_index=t`` draws soft tree ``t`` alone. A forest's member
 # is chosen with ``tree_index``: here, as Graphviz source, a member of a DGT
-# forest.
+# forest (its oblique tree, then the greedy subtrees below its leaves).
 tel = TreeEnsembleLayerClassifier(n_trees=5, max_depth=3, max_iter=20, random_state=0)
 tel.fit(X_tr, y_tr)
 print(f"TEL test accuracy {tel.score(X_te, y_te):.3f}")
