@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.base import is_classifier
 
-__all__ = ["TreeView", "ViewNode", "build_view", "oblique_view", "linear_terms",
-           "leaf_text", "node_colours"]
+__all__ = ["TreeView", "ViewNode", "build_view", "graft_axis_subtrees", "oblique_view",
+           "linear_terms", "leaf_text", "node_colours"]
 
 
 @dataclass
@@ -182,6 +182,39 @@ def oblique_view(est, names, class_names, decimals, top_k):
         value=lambda node: node_value[node],
     )
     return TreeView(root, classification=clf)
+
+
+def graft_axis_subtrees(view, sub, n_internal, offset, names, class_names, decimals,
+                        classification):
+    """``view`` of a heap-order tree with the subtrees ``sub`` (an
+    :class:`~.subtrees.AxisSubtrees`, one root per leaf) grafted below its
+    leaves: axis-aligned splits ``name <= threshold``, the subtree's node
+    ``j`` shown as ``offset + j``; a leaf below which nothing grew takes its
+    single node's id and value."""
+    def leaf(node):
+        return leaf_text(sub.value[node - offset], classification, class_names, decimals)
+
+    def children(node):
+        j = node - offset
+        return [] if sub.left[j] < 0 else [offset + sub.left[j], offset + sub.right[j]]
+
+    def graft(v):
+        if v.children:
+            v.children = [graft(c) for c in v.children]
+            return v
+        r = int(sub.root[v.node - n_internal])
+        if sub.left[r] < 0:
+            v.node, v.label, v.value = offset + r, leaf(offset + r), sub.value[r]
+            return v
+        return build_view(
+            offset + r, children=children, leaf=leaf,
+            split=lambda n: ([names[sub.feature[n - offset]]],
+                             f"{sub.threshold[n - offset]:.{decimals + 1}g}"),
+            samples=lambda n: sub.n_node_samples[n - offset],
+            value=lambda n: sub.value[n - offset])
+
+    view.root = graft(view.root)
+    return view
 
 
 def _subtree_means(leaf_value, leaf_weight, depth):

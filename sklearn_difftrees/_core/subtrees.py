@@ -89,6 +89,14 @@ class AxisSubtrees:
             raise ValueError("Inconsistent fitted AxisSubtrees: a root or child index "
                              "is out of range or does not come after its parent.")
 
+    def _routable(self, X):
+        """``X`` as the kernel takes it, after the arrays' and its width's checks."""
+        self._check_arrays()
+        X = check_route_input(X, X.shape[1])  # dtype and layout; any width ...
+        if np.any(self.feature[self.left >= 0] >= X.shape[1]):  # ... these splits can read
+            raise ValueError("These subtrees split on more features than X has.")
+        return X
+
     def apply(self, X, leaves):
         """Node each row reaches from the root of its leaf ``leaves[i]``.
 
@@ -103,10 +111,7 @@ class AxisSubtrees:
         -------
         nodes : ndarray of shape (n_samples,), int64
         """
-        self._check_arrays()
-        X = check_route_input(X, X.shape[1])
-        if np.any(self.feature[self.left >= 0] >= X.shape[1]):
-            raise ValueError("These subtrees split on more features than X has.")
+        X = self._routable(X)
         start = np.ascontiguousarray(self.root[leaves], dtype=np.int64)
         out = np.empty(X.shape[0], dtype=np.int64)
         _apply_axis_subtrees(X, start, self.feature, self.threshold, self.left, self.right,
@@ -118,18 +123,19 @@ class AxisSubtrees:
         return self.value[self.apply(X, leaves)]
 
     def decision_path(self, X, leaves):
-        """CSR indicator (n_samples, n_nodes) of the subtree nodes each row visits."""
-        node = np.asarray(self.root[leaves], dtype=np.int64)
-        end = self.apply(X, leaves)
+        """CSR indicator (n_samples, n_nodes) of the subtree nodes each row
+        visits: the kernel's walk, one level at a time for all rows."""
+        X = self._routable(X)
+        node = np.array(self.root[leaves], dtype=np.int64)
         rows, cols = [np.arange(node.size)], [node.copy()]
-        active = np.flatnonzero(node != end)
+        active = np.flatnonzero(self.left[node] >= 0)
         while active.size:
             n = node[active]
             go_left = X[active, self.feature[n]] <= self.threshold[n]
             node[active] = np.where(go_left, self.left[n], self.right[n])
             rows.append(active)
             cols.append(node[active])
-            active = active[node[active] != end[active]]
+            active = active[self.left[node[active]] >= 0]
         rows, cols = np.concatenate(rows), np.concatenate(cols)
         return sparse.csr_matrix((np.ones(rows.size), (rows, cols)),
                                  shape=(node.size, self.n_nodes))
@@ -215,14 +221,18 @@ def grow_axis_subtrees(X, leaves, n_roots, Y, w, base_value, *, classification, 
     """
     from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
-    keep = w > 0
+    # The rows of positive weight grouped by leaf, in their order (one stable
+    # sort instead of a scan of all rows per leaf).
+    kept = np.flatnonzero(w > 0)
+    kept = kept[np.argsort(leaves[kept], kind="stable")]
+    bounds = np.searchsorted(leaves[kept], np.arange(n_roots + 1))
     Z = (X - mean) / scale
     parts = {"feature": [], "threshold": [], "left": [], "right": [], "value": [],
              "n_node_samples": []}
     root = np.empty(n_roots, dtype=np.int64)
     offset = 0
     for j in range(n_roots):
-        rows = np.flatnonzero(keep & (leaves == j))
+        rows = kept[bounds[j]:bounds[j + 1]]
         y_j = Y[rows]
         total = float(w[rows].sum())
         grow = rows.size >= 2 and total >= 2 * min_weight_leaf and (

@@ -8,7 +8,7 @@ from sklearn.base import is_classifier
 from sklearn.utils.validation import check_is_fitted
 
 from .._core import topology
-from .._core._tree_view import build_view, leaf_text
+from .._core._tree_view import graft_axis_subtrees
 from .._core._memory import check_memory
 from .._core.subtrees import grow_axis_subtrees
 from .._core.validation import check_predict_data, fit_standardizer
@@ -18,7 +18,7 @@ __all__ = ["ForestRoutingMixin", "check_subtree_memory", "grow_member_subtrees"]
 
 def _leaf_positions(tree, X):
     """Position (0 .. 2**max_depth - 1) of the leaf each row of ``X`` reaches."""
-    return tree.apply(X) - topology.n_internal(tree.max_depth)
+    return tree.apply(X) - tree.n_internal
 
 
 def check_subtree_memory(forest, n_rows, width, depth):
@@ -164,31 +164,9 @@ class ForestRoutingMixin:
         below its leaves (axis-aligned splits, node ids as :meth:`apply`'s)."""
         if self._subtrees() is None:
             return view
-        sub, depth = self.subtrees_[k], self.estimators_[k].tree_.max_depth
-        n_int, offset = topology.n_internal(depth), topology.n_nodes(depth)
-        classification = is_classifier(self)
-
-        def leaf(node):
-            return leaf_text(sub.value[node - offset], classification, class_names, decimals)
-
-        def graft(v):
-            if v.children:
-                v.children = [graft(c) for c in v.children]
-                return v
-            r = int(sub.root[v.node - n_int])
-            if sub.left[r] < 0:  # nothing grown below: the leaf's value, apply's id
-                v.node, v.label, v.value = offset + r, leaf(offset + r), sub.value[r]
-                return v
-            return build_view(
-                offset + r,
-                children=lambda n: ([] if sub.left[n - offset] < 0 else
-                                    [offset + sub.left[n - offset], offset + sub.right[n - offset]]),
-                split=lambda n: ([names[sub.feature[n - offset]]],
-                                 f"{sub.threshold[n - offset]:.{decimals + 1}g}"),
-                leaf=leaf, samples=lambda n: sub.n_node_samples[n - offset],
-                value=lambda n: sub.value[n - offset])
-
-        view.root = graft(view.root)
+        sub, tree = self.subtrees_[k], self.estimators_[k].tree_
+        view = graft_axis_subtrees(view, sub, tree.n_internal, topology.n_nodes(tree.max_depth),
+                                   names, class_names, decimals, is_classifier(self))
         view.notes.insert(0, f"member {k}: its trained oblique tree, then the greedy subtrees "
                              f"below its leaves (subtrees_[{k}]: {sub.n_nodes} nodes, "
                              "axis-aligned splits)")
