@@ -17,7 +17,8 @@ from sklearn_difftrees.dgt import _forest_routing
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
-FAST = dict(n_estimators=3, max_depth=2, max_iter=5, random_state=0)
+# The subtrees as grown ("auto" cuts them: tests/test_forest_subtree_depth.py).
+FAST = dict(n_estimators=3, max_depth=2, max_iter=5, subtree_depth=None, random_state=0)
 
 
 def _walk(subtrees, x, leaf):
@@ -156,8 +157,8 @@ def test_subtree_depth_bounds_the_subtrees_and_zero_grows_none(cls):
     if cls is DGTForestRegressor:
         y = X[:, 0] * 3 + np.random.RandomState(0).normal(size=300)
     deep = cls(**FAST).fit(X, y)
-    shallow = cls(**FAST, subtree_depth=2).fit(X, y)
-    none = cls(**FAST, subtree_depth=0).fit(X, y)
+    shallow = cls(**{**FAST, "subtree_depth": 2}).fit(X, y)
+    none = cls(**{**FAST, "subtree_depth": 0}).fit(X, y)
     assert max(s.max_depth for s in deep.subtrees_) > 2
     assert max(s.max_depth for s in shallow.subtrees_) == 2
     assert none.subtrees_ is None
@@ -270,8 +271,8 @@ def test_subtrees_that_may_not_fit_in_memory_are_refused_before_training(monkeyp
     with pytest.raises(MemoryLimitError, match="subtree_depth"):
         DGTForestClassifier(**FAST).fit(X, y)
     # bounded subtrees (2**(2 + 1 + 1) nodes per member) or none fit
-    DGTForestClassifier(**FAST, subtree_depth=1).fit(X, y)
-    DGTForestClassifier(**FAST, subtree_depth=0).fit(X, y)
+    DGTForestClassifier(**{**FAST, "subtree_depth": 1}).fit(X, y)
+    DGTForestClassifier(**{**FAST, "subtree_depth": 0}).fit(X, y)
 
 
 def test_the_subtree_memory_estimate_counts_a_node_per_leaf_without_rows(monkeypatch):
@@ -280,7 +281,7 @@ def test_the_subtree_memory_estimate_counts_a_node_per_leaf_without_rows(monkeyp
     from sklearn_difftrees._core._memory import ENV_VAR, MemoryLimitError
 
     X, y = make_classification(40, 5, random_state=0)
-    forest = DGTForestClassifier(n_estimators=2, max_depth=8, max_iter=1,
+    forest = DGTForestClassifier(n_estimators=2, max_depth=8, max_iter=1, subtree_depth=None,
                                  random_state=0).fit(X, y)
     assert all(2 * 40 < s.n_nodes <= 2 * 40 + 256 for s in forest.subtrees_)
     # 2 members x (2 x 40 rows + 256 leaves) x 8 x (5 + 2) bytes = 37.6 kB
@@ -315,7 +316,8 @@ def test_exports_show_a_member_with_its_subtrees():
     assert text.count("class: ") >= ends.size
     assert "digraph" in export_graphviz(forest, tree_index=0)
     plot_tree(forest, tree_index=0)
-    plain = export_text(DGTForestClassifier(**FAST, subtree_depth=0).fit(X, y), tree_index=0)
+    plain = export_text(DGTForestClassifier(**{**FAST, "subtree_depth": 0}).fit(X, y),
+                        tree_index=0)
     assert "subtrees_" not in plain
 
 
@@ -340,12 +342,13 @@ def test_exported_node_ids_are_those_apply_returns():
 
 def test_a_forest_pickled_before_the_subtrees_loads_as_one_without_them():
     X, y = make_classification(100, 5, random_state=0)
-    forest = DGTForestClassifier(**FAST, subtree_depth=0).fit(X, y)
+    forest = DGTForestClassifier(**{**FAST, "subtree_depth": 0}).fit(X, y)
     old = pickle.dumps(forest)
-    for name in ("subtree_depth", "min_weight_fraction_leaf", "subtrees_"):
+    for name in ("subtree_depth", "min_weight_fraction_leaf", "subtrees_", "subtree_depth_",
+                 "subtree_scores_"):
         del forest.__dict__[name]  # what the forests pickled before them
     loaded = pickle.loads(pickle.dumps(forest))
-    assert loaded.get_params()["subtree_depth"] == 0
+    assert loaded.get_params()["subtree_depth"] == 0 and loaded.subtree_depth_ == 0
     assert loaded.get_params()["min_weight_fraction_leaf"] == 0.0
     assert "DGTForestClassifier(" in repr(loaded)
     np.testing.assert_array_equal(loaded.predict_proba(X), pickle.loads(old).predict_proba(X))

@@ -62,11 +62,39 @@ class AxisSubtrees:
     @property
     def max_depth(self):
         """Depth of the deepest subtree (0: nothing was grown)."""
+        return int(self.node_depth().max()) if self.n_nodes else 0
+
+    def node_depth(self):
+        """Depth of every node below its subtree's root (a root: 0), one
+        level of all subtrees at a time."""
         depth = np.zeros(self.n_nodes, dtype=np.int64)
-        # Children always come after their parent (the order they were packed in).
-        for node in np.flatnonzero(self.left >= 0):
-            depth[self.left[node]] = depth[self.right[node]] = depth[node] + 1
-        return int(depth.max()) if self.n_nodes else 0
+        level, frontier = 0, np.asarray(self.root, dtype=np.int64)
+        while frontier.size:
+            depth[frontier] = level
+            inner = frontier[self.left[frontier] >= 0]
+            frontier = np.concatenate([self.left[inner], self.right[inner]])
+            level += 1
+        return depth
+
+    def pruned(self, depth):
+        """These subtrees cut ``depth`` levels below their roots: a node at
+        that depth becomes a leaf (its ``value`` is its rows'), the nodes
+        below it go. Returns a new :class:`AxisSubtrees` (nodes renumbered in
+        their order, so children still come after their parents)."""
+        node_depth = self.node_depth()
+        keep = node_depth <= depth
+        new_id = np.cumsum(keep) - 1
+        split = keep & (self.left >= 0) & (node_depth < depth)
+
+        def child(ids):
+            return np.where(split, new_id[np.maximum(ids, 0)], -1)[keep].astype(np.int64)
+
+        return AxisSubtrees(
+            new_id[self.root].astype(np.int64),
+            np.where(split, self.feature, 0)[keep].astype(np.int64),
+            np.where(split, self.threshold, 0.0)[keep].astype(np.float64),
+            child(self.left), child(self.right),
+            np.ascontiguousarray(self.value[keep]), self.n_node_samples[keep].copy())
 
     def _check_arrays(self):
         n = self.left.shape[0] if isinstance(self.left, np.ndarray) else None
@@ -121,6 +149,38 @@ class AxisSubtrees:
     def predict(self, X, leaves):
         """``value`` of the node each row reaches: (n_samples, n_outputs)."""
         return self.value[self.apply(X, leaves)]
+
+    def nodes_at_depths(self, X, leaves, depths):
+        """Node each row reaches when its walk from the root of its leaf
+        ``leaves[i]`` stops ``depths[j]`` levels down (or at a leaf above).
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features), float32 or float64
+        leaves : ndarray of shape (n_samples,), int
+        depths : sequence of int, increasing
+
+        Returns
+        -------
+        nodes : ndarray of shape (n_samples, len(depths)), int64
+            ``nodes[:, j]`` is what :meth:`apply` returns for these
+            subtrees cut at ``depths[j]`` (:meth:`pruned`), in this
+            object's node numbering.
+        """
+        X = self._routable(X)
+        node = np.array(self.root[leaves], dtype=np.int64)
+        out = np.empty((node.size, len(depths)), dtype=np.int64)
+        active = np.flatnonzero(self.left[node] >= 0)
+        level = 0
+        for j, depth in enumerate(depths):
+            while level < depth and active.size:
+                n = node[active]
+                go_left = X[active, self.feature[n]] <= self.threshold[n]
+                node[active] = np.where(go_left, self.left[n], self.right[n])
+                active = active[self.left[node[active]] >= 0]
+                level += 1
+            out[:, j] = node
+        return out
 
     def decision_path(self, X, leaves):
         """CSR indicator (n_samples, n_nodes) of the subtree nodes each row

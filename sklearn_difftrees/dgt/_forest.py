@@ -32,7 +32,7 @@ from ._bag_rows import MEMBER_VALIDATION_FRACTION, oob_score, resolve_max_featur
 from ._bagging import (_bootstrap_counts, _bootstrap_size, _fit_chunk,
                        _fit_members_with_progress, _keep_torch_threads, _member_depth)
 from ._classes import DGTClassifier, DGTRegressor, _BaseDGT
-from ._forest_routing import ForestRoutingMixin, check_subtree_memory, grow_member_subtrees
+from ._forest_routing import ForestRoutingMixin, check_subtree_memory, set_member_subtrees
 from ._forest_docstrings import (
     _DOC_FOREST_ATTRS,
     _MEMBER_PARAMS_NOTE,
@@ -72,7 +72,8 @@ class _BaseDGTForest(ForestRoutingMixin, VersionedStateMixin, BaseEstimator,
         "init": [StrOptions({"cart", "random"})],
         # One depth for every member: the batched trainer stacks their modules.
         "max_depth": [Interval(Integral, 1, 12, closed="both"), StrOptions({"auto"})],
-        "subtree_depth": [Interval(Integral, 0, None, closed="left"), None],
+        "subtree_depth": [Interval(Integral, 0, None, closed="left"), StrOptions({"auto"}),
+                          None],
         "min_weight_fraction_leaf": [Interval(Real, 0.0, 0.5, closed="both")],
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
         "max_features": [Interval(Integral, 1, None, closed="left"),
@@ -98,7 +99,7 @@ class _BaseDGTForest(ForestRoutingMixin, VersionedStateMixin, BaseEstimator,
         oob_score=False,
         n_jobs=None,
         max_depth=8,
-        subtree_depth=None,
+        subtree_depth="auto",
         min_weight_fraction_leaf=0.0,
         n_layers=1,
         hidden_width="auto",
@@ -251,8 +252,8 @@ class _BaseDGTForest(ForestRoutingMixin, VersionedStateMixin, BaseEstimator,
             self._hand_input_to(member)
         self.n_iter_ = np.array([member.n_iter_ for member in self.estimators_])
         self.max_features_ = max_features
-        self.subtrees_ = None if self.subtree_depth == 0 else grow_member_subtrees(
-            self, X, y, [member_weights(i) for i in range(self.n_estimators)], member_seeds)
+        set_member_subtrees(self, X, y, sample_weight,
+                            [member_weights(i) for i in range(self.n_estimators)], member_seeds)
 
         if self.oob_score:
             counts = [
@@ -353,7 +354,7 @@ class DGTForestClassifier(ClassifierMixin, _BaseDGTForest):
         oob_score=False,
         n_jobs=None,
         max_depth="auto",
-        subtree_depth=None,
+        subtree_depth="auto",
         min_weight_fraction_leaf=0.0,
         n_layers=1,
         hidden_width="auto",

@@ -22,7 +22,7 @@ _FOREST_DOC_VALIDATION = """    validation_fraction : float in (0, 1) or "oob", 
 # vehicle +1.0); their members start from their own bootstrap CART (init="cart")
 # where a single tree trains from two starts (docs/dgt.md, "Forest defaults").
 # validation_fraction also accepts "oob" (members stop on their out-of-bag rows).
-_FOREST_DOC_SUBTREE = """    subtree_depth : int or None, default=None
+_FOREST_DOC_SUBTREE = """    subtree_depth : "auto", int or None, default="auto"
         Depth of the greedy subtree grown below every leaf of every member
         once the members are trained: a CART (Gini / squared error, as
         scikit-learn's) on the member's bootstrap rows that reach the leaf,
@@ -30,14 +30,20 @@ _FOREST_DOC_SUBTREE = """    subtree_depth : int or None, default=None
         target (``subtrees_``). ``None`` grows each until its leaves are pure,
         as :class:`~sklearn.ensemble.RandomForestClassifier` grows its trees;
         ``0`` grows none: every member predicts with its own leaves (the
-        paper's DGT-Forest). A member's trained tree is bounded in depth
+        paper's DGT-Forest). ``"auto"`` grows them until pure, then cuts them
+        all at the depth whose out-of-bag predictions score best (accuracy,
+        or mean squared error), among 0 (none), 1, 2, 3, 4, 6, 8, 12, 16, 24,
+        32 and as grown; the shallowest of equal scores (``subtree_depth_``,
+        ``subtree_scores_``). Without out-of-bag rows (``bootstrap=False``)
+        it keeps them as grown. A member's trained tree is bounded in depth
         (every row is scored at all ``2**max_depth`` leaves while it
         trains); the subtrees partition its leaves' rows further at the cost
         of one small CART per leaf (a tenth to a fifth of the fit on tables
         of thousands of rows). Measured, they bring the default forest from
         6 points behind RandomForest to within one on letter (26 classes)
-        and from 15% to within 1% of its RMSE on 537_houses (docs/dgt.md,
-        "Greedy subtrees below the leaves"). With them, class
+        and from 15% to within 1% of its RMSE on 537_houses; on small tables
+        pure subtrees add variance, which the out-of-bag cut removes
+        (docs/dgt.md, "Greedy subtrees below the leaves"). With them, class
         weights change the splits and the proportions of mixed leaves but
         not the pure leaves' (as in a RandomForest).
     min_weight_fraction_leaf : float in [0, 0.5], default=0.0
@@ -167,7 +173,18 @@ _DOC_FOREST_ATTRS = """
         as node arrays (``root``: one node per leaf of the member's tree,
         where its rows continue; ``feature``, ``threshold`` in raw feature
         units, ``left``, ``right``, ``value`` in the forest's output columns,
-        ``n_node_samples``). ``None`` with ``subtree_depth=0``.
+        ``n_node_samples``). ``None`` with ``subtree_depth=0``, or when
+        ``"auto"`` chose 0.
+    subtree_depth_ : int or None
+        The subtrees' depth cap: ``subtree_depth``, or the one ``"auto"``
+        chose (0: none, ``None``: grown until pure).
+    subtree_scores_ : dict or None
+        With ``subtree_depth="auto"``: the out-of-bag score (weighted
+        accuracy, or minus the weighted mean squared error) of every depth
+        cap tried, keyed by it (0: the members' own leaves, ``None``: the
+        subtrees as grown). The same rows choose the cap that
+        ``oob_score_`` scores, so that score is somewhat optimistic.
+        ``None`` otherwise, or without out-of-bag rows.
     feature_importances_ : ndarray of shape (n_features_in_,)
         Mean of the members' importances (of their trained trees; the
         subtrees are not counted), renormalized to sum to one.

@@ -13,7 +13,12 @@ from .._core._memory import check_memory
 from .._core.subtrees import grow_axis_subtrees
 from .._core.validation import check_predict_data, fit_standardizer
 
-__all__ = ["ForestRoutingMixin", "check_subtree_memory", "grow_member_subtrees"]
+__all__ = ["SUBTREE_DEPTHS", "ForestRoutingMixin", "check_subtree_memory",
+           "choose_subtree_depth", "grow_member_subtrees", "set_member_subtrees"]
+
+#: The depth caps ``subtree_depth="auto"`` tries between the members' own
+#: leaves (0) and the subtrees grown until pure (None).
+SUBTREE_DEPTHS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32)
 
 
 def _leaf_positions(tree, X):
@@ -30,7 +35,7 @@ def check_subtree_memory(forest, n_rows, width, depth):
     if forest.subtree_depth == 0:
         return
     nodes = 2 * n_rows + 2 ** depth
-    if forest.subtree_depth is not None:
+    if forest.subtree_depth not in (None, "auto"):
         nodes = min(nodes, 2 ** (depth + forest.subtree_depth + 1))
     check_memory(type(forest).__name__, forest.n_estimators * nodes * 8 * (5 + width),
                  f"subtree_depth={forest.subtree_depth}, {n_rows} rows per bootstrap sample, "
@@ -59,9 +64,87 @@ def grow_member_subtrees(forest, X, y, weights, seeds):
         base = forest._leaf_table(member, tree.value)
         out.append(grow_axis_subtrees(
             X, _leaf_positions(tree, X), n_roots, Y, w, base, classification=classifier,
-            n_outputs=width, max_depth=forest.subtree_depth, seed=int(seed), mean=mean,
+            n_outputs=width, max_depth=_grown_depth(forest), seed=int(seed), mean=mean,
             scale=scale, min_weight_leaf=forest.min_weight_fraction_leaf * float(w.sum())))
     return out
+
+
+def _grown_depth(forest):
+    """Depth the subtrees grow to (``"auto"`` cuts them afterwards)."""
+    return None if forest.subtree_depth == "auto" else forest.subtree_depth
+
+
+def choose_subtree_depth(forest, X, y, sample_weight, weights, subtrees):
+    """``(depth, scores)``: the cap of ``subtree_depth="auto"``, chosen on
+    the out-of-bag rows.
+
+    The forest's out-of-bag predictions (each row averaged over the members
+    that did not draw it: ``weights[k] == 0`` where ``sample_weight > 0``)
+    are scored with the members' own leaves (depth 0), with their
+    ``subtrees`` cut at each of :data:`SUBTREE_DEPTHS` below their deepest,
+    and as grown (None): weighted accuracy for a classifier (``y`` the
+    encoded classes), minus the weighted mean squared error for a regressor.
+    The best wins, the shallowest among equals. ``scores`` maps each depth
+    tried to its score; ``(None, None)`` when no row is out of bag (no
+    bootstrap): the subtrees are kept as grown.
+    """
+    classifier = is_classifier(forest)
+    oob = [(w == 0) & (sample_weight > 0) for w in weights]
+    if not any(mask.any() for mask in oob):
+        return None, None
+    deepest = max(sub.max_depth for sub in subtrees)
+    caps = [d for d in SUBTREE_DEPTHS if d < deepest]
+    depths = [0] + caps + [None]
+    width = forest.n_classes_ if classifier else forest.n_outputs_
+    Y = y if classifier else np.asarray(y, dtype=np.float64).reshape(X.shape[0], width)
+    loss, seen_weight = np.zeros(len(depths)), 0.0
+    step = max(256, 2 ** 22 // (len(depths) * width))  # about 32 MB of sums per block
+    for start in range(0, X.shape[0], step):
+        block = slice(start, min(start + step, X.shape[0]))
+        total = np.zeros((len(depths), block.stop - start, width))
+        count = np.zeros(block.stop - start)
+        for k, member in enumerate(forest.estimators_):
+            rows = np.flatnonzero(oob[k][block])
+            if not rows.size:
+                continue
+            Xk = X[start + rows]
+            leaves = _leaf_positions(member.tree_, Xk)
+            total[0, rows] += forest._leaf_table(member, member.tree_.predict(Xk))
+            nodes = subtrees[k].nodes_at_depths(Xk, leaves, caps + [deepest])
+            total[1:, rows] += np.moveaxis(subtrees[k].value[nodes], 1, 0)
+            count[rows] += 1
+        seen = count > 0
+        pred = total[:, seen] / count[seen][None, :, None]
+        w = sample_weight[block][seen]
+        if classifier:
+            loss += (w * (pred.argmax(axis=2) != Y[block][seen])).sum(axis=1)
+        else:
+            loss += (w * ((pred - Y[block][seen]) ** 2).mean(axis=2)).sum(axis=1)
+        seen_weight += w.sum()
+    loss /= seen_weight
+    best = int(np.argmin(loss))  # the first, i.e. shallowest, of equal losses
+    scores = {d: float(1 - v if classifier else -v) for d, v in zip(depths, loss)}
+    return depths[best], scores
+
+
+def set_member_subtrees(forest, X, y, sample_weight, weights, seeds):
+    """Set ``subtrees_``, ``subtree_depth_`` and ``subtree_scores_`` of a
+    forest whose members are trained (``subtree_depth``: none, grown to a
+    depth, or grown until pure and cut where the out-of-bag rows say)."""
+    forest.subtrees_, forest.subtree_depth_, forest.subtree_scores_ = None, 0, None
+    if forest.subtree_depth == 0:
+        return
+    subtrees = grow_member_subtrees(forest, X, y, weights, seeds)
+    forest.subtrees_, forest.subtree_depth_ = subtrees, forest.subtree_depth
+    if forest.subtree_depth != "auto":
+        return
+    depth, forest.subtree_scores_ = choose_subtree_depth(forest, X, y, sample_weight, weights,
+                                                         subtrees)
+    forest.subtree_depth_ = depth
+    if depth == 0:
+        forest.subtrees_ = None
+    elif depth is not None:
+        forest.subtrees_ = [sub.pruned(depth) for sub in subtrees]
 
 
 class ForestRoutingMixin:
@@ -74,7 +157,10 @@ class ForestRoutingMixin:
         state = dict(state)
         if "estimators_" in state and "subtrees_" not in state:
             state.setdefault("subtree_depth", 0)
-        state.setdefault("subtree_depth", None)
+        state.setdefault("subtree_depth", "auto")
+        if "estimators_" in state:  # fitted before "auto" cut the subtrees
+            state.setdefault("subtree_depth_", state["subtree_depth"])
+            state.setdefault("subtree_scores_", None)
         state.setdefault("min_weight_fraction_leaf", 0.0)
         super().__setstate__(state)
 
