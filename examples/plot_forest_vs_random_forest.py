@@ -4,7 +4,8 @@ DGT forest against RandomForest
 
 :class:`~sklearn_difftrees.DGTForestClassifier` bags oblique DGT trees (the
 DGT paper's DGT-Forest) and continues each member below its leaves with
-greedy subtrees grown on the member's bootstrap rows (``subtree_depth``).
+greedy subtrees grown on the member's bootstrap rows, cut at the depth its
+out-of-bag rows score best (``subtree_depth="auto"``).
 Each member is an accurate tree in its own right, so a few members already
 make a useful forest. Here we grow both on the bundled ``vehicle`` table and
 look at test accuracy as members are added.
@@ -35,13 +36,19 @@ X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.3, stratify=y, rando
 # mean of their class probabilities, as the forest's own ``predict_proba``
 # computes for all of them. A member's probabilities are those of the node
 # its rows reach in the subtree below their leaf of the member's trained
-# tree (``subtrees_[k]``, already in the forest's columns).
+# tree (``subtrees_[k]``, already in the forest's columns), or, when the
+# out-of-bag rows chose none (``subtree_depth_ == 0``), the member's own.
 forest = DGTForestClassifier(n_estimators=8, max_iter=40, random_state=0).fit(X_tr, y_tr)
+print(f"subtrees cut at depth {forest.subtree_depth_} (out-of-bag scores: "
+      + ", ".join(f"{d}: {s:.3f}" for d, s in forest.subtree_scores_.items()) + ")")
 n_internal = 2**forest.max_depth_ - 1  # the members' leaves follow their internal nodes
-member_proba = [
-    subtrees.predict(X_te, member.apply(X_te) - n_internal)
-    for member, subtrees in zip(forest.estimators_, forest.subtrees_)
-]
+if forest.subtrees_ is None:
+    member_proba = [member.predict_proba(X_te) for member in forest.estimators_]
+else:
+    member_proba = [
+        subtrees.predict(X_te, member.apply(X_te) - n_internal)
+        for member, subtrees in zip(forest.estimators_, forest.subtrees_)
+    ]
 sizes = np.arange(1, len(member_proba) + 1)
 dgt_acc = [
     np.mean(forest.classes_[np.mean(member_proba[:k], axis=0).argmax(1)] == y_te) for k in sizes

@@ -334,6 +334,10 @@ class DGTForestClassifier(ClassifierMixin, _BaseDGTForest):
     (4, 2)
     >>> forest.apply(X[:4]).shape
     (4, 3)
+    >>> sorted(forest.subtree_scores_, key=str)[:3]  # the cuts the OOB rows scored
+    [0, 1, 2]
+    >>> forest.subtree_depth_ in forest.subtree_scores_
+    True
 """
     )
 
