@@ -72,10 +72,7 @@ def _oob_oracle(forest, X, y, depth):
     ``depth`` (0: none), each row's prediction averaged one member at a time."""
     grown = DGTForestClassifier if is_classifier(forest) else DGTForestRegressor
     grown = grown(**{**forest.get_params(), "subtree_depth": None}).fit(X, y)
-    if depth == 0:
-        grown.subtrees_ = None
-    elif depth is not None:
-        grown.subtrees_ = [s.pruned(depth) for s in grown.subtrees_]
+    grown.subtrees_ = None if depth == 0 else [s.pruned(depth) for s in grown.subtrees_]
     rng = np.random.RandomState(forest.random_state)
     rng.randint(_MAX_INT, size=forest.n_estimators)
     sample_seeds = rng.randint(_MAX_INT, size=forest.n_estimators)
@@ -104,22 +101,22 @@ def test_auto_picks_the_depth_a_brute_force_out_of_bag_score_picks(task):
         forest = DGTForestRegressor(**FAST).fit(X, y)
     scores = forest.subtree_scores_
     tried = list(scores)
-    assert tried[0] == 0 and tried[-1] is None
-    assert set(tried[1:-1]) <= set(SUBTREE_DEPTHS)
+    grown = type(forest)(**{**forest.get_params(), "subtree_depth": None}).fit(X, y)
+    assert tried[0] == 0 and tried[-1] == grown.subtree_depth_ == max(
+        s.max_depth for s in grown.subtrees_)
+    assert set(tried[1:-1]) <= set(SUBTREE_DEPTHS) and tried == sorted(tried)
     for depth in tried:
         np.testing.assert_allclose(scores[depth], _oob_oracle(forest, X, y, depth),
                                    rtol=1e-9, atol=1e-12)
     best = max(scores.values())
     assert forest.subtree_depth_ == next(d for d in tried if scores[d] == best)
     # the fitted forest is the grown one cut there
-    expect = type(forest)(**{**forest.get_params(), "subtree_depth": forest.subtree_depth_})
-    if forest.subtree_depth_ is None or forest.subtree_depth_ > 0:
-        cut = type(forest)(**{**forest.get_params(), "subtree_depth": None}).fit(X, y)
-        if forest.subtree_depth_ is not None:
-            cut.subtrees_ = [s.pruned(forest.subtree_depth_) for s in cut.subtrees_]
-        expect = cut
+    if forest.subtree_depth_ == 0:
+        assert forest.subtrees_ is None
+        grown.subtrees_ = None
     else:
-        expect.fit(X, y)
+        grown.subtrees_ = [s.pruned(forest.subtree_depth_) for s in grown.subtrees_]
+    expect = grown
     np.testing.assert_allclose(forest.predict(X) if task == "regression"
                                else forest.predict_proba(X),
                                expect.predict(X) if task == "regression"
@@ -131,7 +128,7 @@ def test_auto_keeps_deep_subtrees_for_fine_axis_structure_and_cuts_them_on_noise
     X = rs.uniform(size=(600, 3))
     fine = (np.floor(X[:, 0] * 16) % 2).astype(int)  # 16 stripes on one axis
     deep = DGTForestClassifier(**FAST).fit(X, fine)
-    assert deep.subtree_depth_ is None or deep.subtree_depth_ >= 3
+    assert deep.subtree_depth_ >= 3
     assert deep.subtree_scores_[deep.subtree_depth_] > deep.subtree_scores_[0] + 0.1
     # Labels independent of X, one class in five: pure leaves memorize the
     # minority rows, which costs out-of-bag accuracy against the majority.
@@ -139,31 +136,36 @@ def test_auto_keeps_deep_subtrees_for_fine_axis_structure_and_cuts_them_on_noise
     for seed in range(3):
         forest = DGTForestClassifier(**{**FAST, "random_state": seed}).fit(X, noise)
         scores = forest.subtree_scores_
-        assert forest.subtree_depth_ is not None and forest.subtree_depth_ <= 4, scores
-        assert scores[forest.subtree_depth_] > scores[None] + 0.03, scores
+        assert forest.subtree_depth_ <= 4, scores
+        assert scores[forest.subtree_depth_] > scores[max(scores)] + 0.03, scores
 
 
 def test_auto_without_out_of_bag_rows_keeps_the_subtrees_as_grown():
     X, y = make_classification(200, 5, random_state=0)
     auto = DGTForestClassifier(**FAST, bootstrap=False).fit(X, y)
     grown = DGTForestClassifier(**FAST, bootstrap=False, subtree_depth=None).fit(X, y)
-    assert auto.subtree_depth_ is None and auto.subtree_scores_ is None
+    assert auto.subtree_depth_ == grown.subtree_depth_ > 0 and auto.subtree_scores_ is None
     np.testing.assert_array_equal(auto.predict_proba(X), grown.predict_proba(X))
 
 
 def test_fixed_depths_are_reported_and_pickles_keep_the_choice():
     X, y = make_classification(200, 5, random_state=0)
+    depths = {}
     for depth in (0, 2, None):
         forest = DGTForestClassifier(**FAST, subtree_depth=depth).fit(X, y)
-        assert forest.subtree_depth_ == depth and forest.subtree_scores_ is None
+        depths[depth] = forest.subtree_depth_
+        assert forest.subtree_scores_ is None
+        assert forest.subtree_depth_ == (max(s.max_depth for s in forest.subtrees_)
+                                         if forest.subtrees_ else 0)
+    assert depths[0] == 0 and depths[2] == 2 and depths[None] > 2
     auto = DGTForestClassifier(**FAST).fit(X, y)
     loaded = pickle.loads(pickle.dumps(auto))
     assert loaded.subtree_depth_ == auto.subtree_depth_
     np.testing.assert_array_equal(loaded.predict_proba(X), auto.predict_proba(X))
     # a forest fitted before "auto" existed reads its parameter as its depth
-    state = auto.__getstate__()
-    state.update(subtree_depth=None)
+    grown = DGTForestClassifier(**FAST, subtree_depth=None).fit(X, y)
+    state = grown.__getstate__()
     del state["subtree_depth_"], state["subtree_scores_"]
     old = DGTForestClassifier.__new__(DGTForestClassifier)
     old.__setstate__(state)
-    assert old.subtree_depth_ is None and old.subtree_scores_ is None
+    assert old.subtree_depth_ == grown.subtree_depth_ and old.subtree_scores_ is None

@@ -334,7 +334,7 @@ class DGTForestClassifier(ClassifierMixin, _BaseDGTForest):
     (4, 2)
     >>> forest.apply(X[:4]).shape
     (4, 3)
-    >>> sorted(forest.subtree_scores_, key=str)[:3]  # the cuts the OOB rows scored
+    >>> list(forest.subtree_scores_)[:3]  # depths whose out-of-bag scores were compared
     [0, 1, 2]
     >>> forest.subtree_depth_ in forest.subtree_scores_
     True

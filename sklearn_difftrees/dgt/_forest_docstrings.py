@@ -35,7 +35,8 @@ _FOREST_DOC_SUBTREE = """    subtree_depth : "auto", int or None, default="auto"
         or mean squared error), among 0 (none), 1, 2, 3, 4, 6, 8, 12, 16, 24,
         32 and as grown; the shallowest of equal scores (``subtree_depth_``,
         ``subtree_scores_``). Without out-of-bag rows (``bootstrap=False``)
-        it keeps them as grown. A member's trained tree is bounded in depth
+        it keeps them as grown, and where no leaf could be split it keeps
+        none. A member's trained tree is bounded in depth
         (every row is scored at all ``2**max_depth`` leaves while it
         trains); the subtrees partition its leaves' rows further at the cost
         of one small CART per leaf (a tenth to a fifth of the fit on tables
@@ -175,16 +176,16 @@ _DOC_FOREST_ATTRS = """
         units, ``left``, ``right``, ``value`` in the forest's output columns,
         ``n_node_samples``). ``None`` with ``subtree_depth=0``, or when
         ``"auto"`` chose 0.
-    subtree_depth_ : int or None
-        The subtrees' depth cap: ``subtree_depth``, or the one ``"auto"``
-        chose (0: none, ``None``: grown until pure).
+    subtree_depth_ : int
+        Depth of the deepest subtree kept (0: none); with ``"auto"``, the
+        cut it chose.
     subtree_scores_ : dict or None
         With ``subtree_depth="auto"``: the out-of-bag score (weighted
         accuracy, or minus the weighted mean squared error) of every depth
-        cap tried, keyed by it (0: the members' own leaves, ``None``: the
-        subtrees as grown). The same rows choose the cap that
-        ``oob_score_`` scores, so that score is somewhat optimistic.
-        ``None`` otherwise, or without out-of-bag rows.
+        tried, keyed by it: 0 (the members' own leaves), the cuts, and the
+        depth of the deepest subtree (the subtrees as grown). The same rows
+        choose the depth that ``oob_score_`` scores, so that score is
+        somewhat optimistic. ``None`` otherwise, or without out-of-bag rows.
     feature_importances_ : ndarray of shape (n_features_in_,)
         Mean of the members' importances (of their trained trees; the
         subtrees are not counted), renormalized to sum to one.

@@ -74,27 +74,25 @@ def _grown_depth(forest):
     return None if forest.subtree_depth == "auto" else forest.subtree_depth
 
 
-def choose_subtree_depth(forest, X, y, sample_weight, weights, subtrees):
+def choose_subtree_depth(forest, X, y, sample_weight, weights, subtrees, deepest):
     """``(depth, scores)``: the cap of ``subtree_depth="auto"``, chosen on
     the out-of-bag rows.
 
     The forest's out-of-bag predictions (each row averaged over the members
     that did not draw it: ``weights[k] == 0`` where ``sample_weight > 0``)
     are scored with the members' own leaves (depth 0), with their
-    ``subtrees`` cut at each of :data:`SUBTREE_DEPTHS` below their deepest,
-    and as grown (None): weighted accuracy for a classifier (``y`` the
-    encoded classes), minus the weighted mean squared error for a regressor.
-    The best wins, the shallowest among equals. ``scores`` maps each depth
-    tried to its score; ``(None, None)`` when no row is out of bag (no
-    bootstrap): the subtrees are kept as grown.
+    ``subtrees`` cut at each of :data:`SUBTREE_DEPTHS` below ``deepest``
+    (the depth of the deepest, at least 1), and as grown (``deepest``):
+    weighted accuracy for a classifier (``y`` the encoded classes), minus
+    the weighted mean squared error for a regressor. The best wins, the
+    shallowest among equals. ``scores`` maps each depth tried to its score;
+    ``(None, None)`` when no row is out of bag (no bootstrap).
     """
     classifier = is_classifier(forest)
     oob = [(w == 0) & (sample_weight > 0) for w in weights]
     if not any(mask.any() for mask in oob):
         return None, None
-    deepest = max(sub.max_depth for sub in subtrees)
-    caps = [d for d in SUBTREE_DEPTHS if d < deepest]
-    depths = [0] + caps + [None]
+    depths = [0] + [d for d in SUBTREE_DEPTHS if d < deepest] + [deepest]
     width = forest.n_classes_ if classifier else forest.n_outputs_
     Y = y if classifier else np.asarray(y, dtype=np.float64).reshape(X.shape[0], width)
     loss, seen_weight = np.zeros(len(depths)), 0.0
@@ -110,7 +108,7 @@ def choose_subtree_depth(forest, X, y, sample_weight, weights, subtrees):
             Xk = X[start + rows]
             leaves = _leaf_positions(member.tree_, Xk)
             total[0, rows] += forest._leaf_table(member, member.tree_.predict(Xk))
-            nodes = subtrees[k].nodes_at_depths(Xk, leaves, caps + [deepest])
+            nodes = subtrees[k].nodes_at_depths(Xk, leaves, depths[1:])
             total[1:, rows] += np.moveaxis(subtrees[k].value[nodes], 1, 0)
             count[rows] += 1
         seen = count > 0
@@ -130,20 +128,26 @@ def choose_subtree_depth(forest, X, y, sample_weight, weights, subtrees):
 def set_member_subtrees(forest, X, y, sample_weight, weights, seeds):
     """Set ``subtrees_``, ``subtree_depth_`` and ``subtree_scores_`` of a
     forest whose members are trained (``subtree_depth``: none, grown to a
-    depth, or grown until pure and cut where the out-of-bag rows say)."""
+    depth, or grown until pure and cut where the out-of-bag rows say; with
+    ``"auto"``, subtrees that split no leaf are not kept)."""
     forest.subtrees_, forest.subtree_depth_, forest.subtree_scores_ = None, 0, None
     if forest.subtree_depth == 0:
         return
     subtrees = grow_member_subtrees(forest, X, y, weights, seeds)
-    forest.subtrees_, forest.subtree_depth_ = subtrees, forest.subtree_depth
+    deepest = max(sub.max_depth for sub in subtrees)
+    if forest.subtree_depth == "auto" and deepest == 0:
+        return
+    forest.subtrees_, forest.subtree_depth_ = subtrees, deepest
     if forest.subtree_depth != "auto":
         return
-    depth, forest.subtree_scores_ = choose_subtree_depth(forest, X, y, sample_weight, weights,
-                                                         subtrees)
-    forest.subtree_depth_ = depth
+    depth, scores = choose_subtree_depth(forest, X, y, sample_weight, weights, subtrees,
+                                         deepest)
+    if depth is None:  # no out-of-bag rows: as grown
+        return
+    forest.subtree_depth_, forest.subtree_scores_ = depth, scores
     if depth == 0:
         forest.subtrees_ = None
-    elif depth is not None:
+    elif depth < deepest:
         forest.subtrees_ = [sub.pruned(depth) for sub in subtrees]
 
 
@@ -159,7 +163,9 @@ class ForestRoutingMixin:
             state.setdefault("subtree_depth", 0)
         state.setdefault("subtree_depth", "auto")
         if "estimators_" in state:  # fitted before "auto" cut the subtrees
-            state.setdefault("subtree_depth_", state["subtree_depth"])
+            grown = state.get("subtrees_")
+            state.setdefault("subtree_depth_",
+                             max(sub.max_depth for sub in grown) if grown else 0)
             state.setdefault("subtree_scores_", None)
         state.setdefault("min_weight_fraction_leaf", 0.0)
         super().__setstate__(state)
