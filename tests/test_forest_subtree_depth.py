@@ -169,3 +169,27 @@ def test_fixed_depths_are_reported_and_pickles_keep_the_choice():
     old = DGTForestClassifier.__new__(DGTForestClassifier)
     old.__setstate__(state)
     assert old.subtree_depth_ == grown.subtree_depth_ and old.subtree_scores_ is None
+
+
+def test_node_depth_refuses_arrays_that_are_not_trees_instead_of_hanging():
+    sub, _ = _grown()
+    inner = int(np.flatnonzero(sub.left >= 0)[0])
+    shared = pickle.loads(pickle.dumps(sub))  # both children one node: it has two parents
+    shared.right = shared.right.copy()
+    shared.right[inner] = shared.left[inner]
+    for call in (shared.node_depth, lambda: shared.max_depth, lambda: shared.pruned(2)):
+        with pytest.raises(ValueError, match="Inconsistent fitted AxisSubtrees"):
+            call()
+    # A forest pickled before subtree_depth_ reads the depth of its subtrees
+    # when it loads: a loop there walked forever.
+    X, y = make_classification(100, 5, random_state=0)
+    state = DGTForestClassifier(**{**FAST, "n_estimators": 2}, subtree_depth=None).fit(
+        X, y).__getstate__()
+    del state["subtree_depth_"], state["subtree_scores_"]
+    looped = state["subtrees_"][0]
+    root = int(looped.root[np.flatnonzero(looped.left[looped.root] >= 0)[0]])
+    looped.left = looped.left.copy()
+    looped.left[root] = root
+    old = DGTForestClassifier.__new__(DGTForestClassifier)
+    with pytest.raises(ValueError, match="Inconsistent fitted AxisSubtrees"):
+        old.__setstate__(state)

@@ -66,14 +66,27 @@ class AxisSubtrees:
 
     def node_depth(self):
         """Depth of every node below its subtree's root (a root: 0), one
-        level of all subtrees at a time."""
+        level of all subtrees at a time.
+
+        Raises ``ValueError`` where the arrays are not trees (checked first:
+        a loop, or a node reached twice, would make the walk endless or
+        exponential; a forest pickled before ``subtree_depth_`` calls this
+        on the arrays it loads)."""
+        self._check_arrays()
         depth = np.zeros(self.n_nodes, dtype=np.int64)
         level, frontier = 0, np.asarray(self.root, dtype=np.int64)
+        walked = []
         while frontier.size:
+            walked.append(frontier)
+            if sum(f.size for f in walked) > self.n_nodes:
+                break  # a node reached twice, at the latest
             depth[frontier] = level
             inner = frontier[self.left[frontier] >= 0]
             frontier = np.concatenate([self.left[inner], self.right[inner]])
             level += 1
+        if walked and np.bincount(np.concatenate(walked), minlength=self.n_nodes).max() > 1:
+            raise ValueError("Inconsistent fitted AxisSubtrees: a node is reached from two "
+                             "parents or roots, or from itself.")
         return depth
 
     def pruned(self, depth):
