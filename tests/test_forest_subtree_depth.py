@@ -4,6 +4,7 @@ at the depth their out-of-bag predictions score best; the core's
 against a node-by-node walk and a brute-force out-of-bag oracle."""
 
 import pickle
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -193,3 +194,33 @@ def test_node_depth_refuses_arrays_that_are_not_trees_instead_of_hanging():
     old = DGTForestClassifier.__new__(DGTForestClassifier)
     with pytest.raises(ValueError, match="Inconsistent fitted AxisSubtrees"):
         old.__setstate__(state)
+
+
+def test_equal_weighted_errors_choose_the_shallowest_whatever_their_rounding():
+    # Balanced class weights: at depths 3 and 4 the out-of-bag rows
+    # misclassify rows of the same weights, summed in other orders; their
+    # float sums differed in the last bit and the deeper cut won the tie.
+    X, y = make_classification(150, 5, n_informative=3, n_classes=3, weights=[0.6, 0.3, 0.1],
+                               flip_y=0.15, random_state=99)
+    params = dict(n_estimators=5, max_depth=2, max_iter=3, random_state=99,
+                  class_weight="balanced")
+    forest = DGTForestClassifier(**params).fit(X, y)
+    grown = DGTForestClassifier(**params, subtree_depth=None).fit(X, y)
+    # "balanced": n / (n_classes * n_c), as exact fractions
+    weight = [Fraction(len(y), 3 * int(np.sum(y == c))) for c in y]
+    rng = np.random.RandomState(99)
+    rng.randint(_MAX_INT, size=5)
+    oob = [_bootstrap_counts(seed, np.arange(len(y)), len(y), len(y)) == 0
+           for seed in rng.randint(_MAX_INT, size=5)]
+    Xv = check_predict_data(grown, X)
+    exact, subtrees = {}, grown.subtrees_
+    for depth in forest.subtree_scores_:
+        grown.subtrees_ = None if depth == 0 else [s.pruned(depth) for s in subtrees]
+        total = sum(np.where(o[:, None], grown._member_output(k, Xv), 0.0)
+                    for k, o in enumerate(oob))
+        seen = np.any(oob, axis=0)
+        wrong = total[seen].argmax(axis=1) != y[seen]
+        exact[depth] = sum(w for w, bad in zip(np.asarray(weight)[seen], wrong) if bad)
+    best = min(exact.values())
+    assert list(exact.values()).count(best) > 1  # a tie, as the rows were drawn
+    assert forest.subtree_depth_ == next(d for d in exact if exact[d] == best), exact

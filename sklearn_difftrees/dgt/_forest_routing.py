@@ -19,6 +19,8 @@ __all__ = ["SUBTREE_DEPTHS", "ForestRoutingMixin", "check_subtree_memory",
 #: The depth caps ``subtree_depth="auto"`` tries between the members' own
 #: leaves (0) and the subtrees grown until pure (None).
 SUBTREE_DEPTHS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32)
+#: Relative difference of two out-of-bag losses below which they tie.
+_TIE_RTOL = 1e-12
 
 
 def _leaf_positions(tree, X):
@@ -83,10 +85,11 @@ def choose_subtree_depth(forest, X, y, sample_weight, weights, subtrees, deepest
     are scored with the members' own leaves (depth 0), with their
     ``subtrees`` cut at each of :data:`SUBTREE_DEPTHS` below ``deepest``
     (the depth of the deepest, at least 1), and as grown (``deepest``):
-    weighted accuracy for a classifier (``y`` the encoded classes), minus
-    the weighted mean squared error for a regressor. The best wins, the
-    shallowest among equals. ``scores`` maps each depth tried to its score;
-    ``(None, None)`` when no row is out of bag (no bootstrap).
+    accuracy for a classifier (``y`` the encoded classes), minus the mean
+    squared error for a regressor, weighted by ``sample_weight`` (times the
+    class weights). The best wins, the shallowest among equals (up to
+    rounding). ``scores`` maps each depth tried to its score; ``(None,
+    None)`` when no row is out of bag (no bootstrap).
     """
     classifier = is_classifier(forest)
     oob = [(w == 0) & (sample_weight > 0) for w in weights]
@@ -120,7 +123,10 @@ def choose_subtree_depth(forest, X, y, sample_weight, weights, subtrees, deepest
             loss += (w * ((pred - Y[block][seen]) ** 2).mean(axis=2)).sum(axis=1)
         seen_weight += w.sum()
     loss /= seen_weight
-    best = int(np.argmin(loss))  # the first, i.e. shallowest, of equal losses
+    # The first, i.e. shallowest, of equal losses: equal up to the rounding of
+    # their sums (the same weights summed in other orders differ in the last
+    # bits; far below one row's weight).
+    best = int(np.flatnonzero(loss <= loss.min() * (1 + _TIE_RTOL))[0])
     scores = {d: float(1 - v if classifier else -v) for d, v in zip(depths, loss)}
     return depths[best], scores
 
