@@ -224,3 +224,14 @@ def test_equal_weighted_errors_choose_the_shallowest_whatever_their_rounding():
     best = min(exact.values())
     assert list(exact.values()).count(best) > 1  # a tie, as the rows were drawn
     assert forest.subtree_depth_ == next(d for d in exact if exact[d] == best), exact
+
+
+def test_auto_without_a_leaf_to_split_keeps_none_and_scores_none_as_documented():
+    X = np.random.RandomState(0).normal(size=(60, 3))
+    y = (X[:, 0] > 0).astype(int)  # one split: the members' leaves are pure
+    forest = DGTForestClassifier(**FAST).fit(X, y)
+    assert forest.subtrees_ is None and forest.subtree_depth_ == 0
+    assert forest.subtree_scores_ is None
+    doc = DGTForestClassifier.__doc__
+    scores = doc[doc.index("subtree_scores_ :"):doc.index("feature_importances_ :")]
+    assert "no\n        leaf could be split" in scores and "class weights" in scores

@@ -180,12 +180,14 @@ _DOC_FOREST_ATTRS = """
         Depth of the deepest subtree kept (0: none); with ``"auto"``, the
         cut it chose.
     subtree_scores_ : dict or None
-        With ``subtree_depth="auto"``: the out-of-bag score (weighted
-        accuracy, or minus the weighted mean squared error) of every depth
-        tried, keyed by it: 0 (the members' own leaves), the cuts, and the
-        depth of the deepest subtree (the subtrees as grown). The same rows
-        choose the depth that ``oob_score_`` scores, so that score is
-        somewhat optimistic. ``None`` otherwise, or without out-of-bag rows.
+        With ``subtree_depth="auto"``: the out-of-bag score (accuracy, or
+        minus the mean squared error, weighted by ``sample_weight`` times
+        the class weights, as the members train) of every depth tried, keyed
+        by it: 0 (the members' own leaves), the cuts, and the depth of the
+        deepest subtree (the subtrees as grown). The same rows choose the
+        depth that ``oob_score_`` scores, so that score is somewhat
+        optimistic. ``None`` otherwise, without out-of-bag rows, or where no
+        leaf could be split (nothing to choose).
     feature_importances_ : ndarray of shape (n_features_in_,)
         Mean of the members' importances (of their trained trees; the
         subtrees are not counted), renormalized to sum to one.
