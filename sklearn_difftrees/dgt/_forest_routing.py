@@ -154,7 +154,8 @@ def set_member_subtrees(forest, X, y, sample_weight, weights, seeds):
     if depth == 0:
         forest.subtrees_ = None
     elif depth < deepest:
-        forest.subtrees_ = [sub.pruned(depth) for sub in subtrees]
+        for k, sub in enumerate(subtrees):  # one at a time: the grown ones go as cut
+            subtrees[k] = sub.pruned(depth)
 
 
 class ForestRoutingMixin:
