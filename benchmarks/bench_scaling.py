@@ -70,9 +70,19 @@ def _split(X, y, seed):
     return train_test_split(X, y, test_size=0.3, stratify=y, random_state=seed)
 
 
+def _as_member(tree):
+    """``tree`` (a forest's ``_make_member``) fitted as the forest fits its
+    members: without the single tree's out-of-fold cross-check, which a
+    single ``fit`` runs after training (``_check_fitted_model``) and the
+    forest's batched members do not (three more fits on small tables)."""
+    tree._check_fitted_model = lambda plan: None
+    return tree
+
+
 def _independent_forest(forest, X, y):
-    """The forest's members fitted one by one (their own ``fit``), with the
-    seeds and bootstrap weights ``forest.fit`` draws; returns mean proba."""
+    """The forest's members fitted one by one (their own ``fit``, as members:
+    :func:`_as_member`), with the seeds and bootstrap weights ``forest.fit``
+    draws; returns mean proba."""
     from sklearn.preprocessing import LabelEncoder
 
     from sklearn_difftrees.dgt._bagging import _bootstrap_counts
@@ -85,7 +95,8 @@ def _independent_forest(forest, X, y):
     members = []
     for i in range(forest.n_estimators):
         w = _bootstrap_counts(sample_seeds[i], np.arange(n), n, n)
-        members.append(forest._make_member(int(member_seeds[i])).fit(X, codes, sample_weight=w))
+        member = _as_member(forest._make_member(int(member_seeds[i])))
+        members.append(member.fit(X, codes, sample_weight=w))
     return members
 
 
@@ -104,7 +115,7 @@ def forest_section(args):
     for seed in args.seeds:
         X_tr, X_te, y_tr, y_te = _split(X, y, seed)
         forest = DGTForestClassifier(n_estimators=n_est, random_state=seed, n_jobs=1, **extra)
-        single = forest._make_member(seed)
+        single = _as_member(forest._make_member(seed))
         with Timer() as t_single:
             single.fit(X_tr, y_tr)
         default = DGTClassifier(random_state=seed, **extra)
