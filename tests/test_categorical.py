@@ -20,8 +20,9 @@ from sklearn_difftrees._core.categorical import (
     AUTO_MAX_CATEGORIES,
     expand_indicators,
     fit_indicators,
-    fold_indicators,
     indicator_names,
+    indicator_spec,
+    term_spread,
 )
 
 # Every family with the parameter, at depth 1 and few epochs.
@@ -97,7 +98,6 @@ def test_expand_names_and_fold_agree():
     # the unseen value 9 sets no indicator
     np.testing.assert_array_equal(Z[:, 2:], [[1, 0, 0], [0, 1, 0], [0, 0, 1], [0, 0, 0]])
     assert indicator_names(["a", "b"], spec) == ["a", "b", "[a==0]", "[a==1]", "[a==2]"]
-    np.testing.assert_allclose(fold_indicators([1, 2, 3, 4, 5], spec, 2), [13, 2])
     assert expand_indicators(X, []) is X
 
 
@@ -285,3 +285,67 @@ def test_float32_and_float64_input_set_the_same_indicators(fit_dtype):
         sess = ort.InferenceSession(to_onnx(est, X[:5].astype(dtype)).SerializeToString())
         np.testing.assert_allclose(sess.run(None, {"X": X.astype(dtype)})[1], ref,
                                    rtol=1e-5, atol=1e-6)
+
+
+# ------------------------------------------------------------------ importances
+def _weighted_std(t, w):
+    mean = np.average(t, weights=w)
+    return np.sqrt(np.average((t - mean) ** 2, weights=w))
+
+
+@pytest.mark.parametrize("name", ["DGT", "CPT"])
+def test_term_spread_is_the_spread_of_each_feature_term_over_the_fit_rows(name):
+    """Oracle: the standard deviation, over the (weighted) training rows, of
+    each input feature's part of every split's linear score, computed on
+    the expanded rows themselves; a feature with indicator columns counts
+    them with its own column (a two-valued one has none: its own column is
+    its indicator)."""
+    rng = np.random.RandomState(0)
+    n = 400
+    X = np.column_stack([rng.randint(0, 5, n), rng.randint(0, 2, n) * 3.0 + 1.0,
+                         rng.normal(size=n), rng.randint(0, 4, n)]).astype(float)
+    y = ((X[:, 0] == 2) ^ (X[:, 2] > 0)).astype(int)
+    w = rng.uniform(0.5, 2.0, n)
+    est = FAMILIES[name](random_state=0, categorical_features=[0, 1, 3]).fit(
+        X, y, sample_weight=w)
+    assert [v.size for j, v in indicator_spec(est)] == [5, 4]  # two values: none
+    Z = expand_indicators(X, indicator_spec(est))
+    columns = {0: [0, 4, 5, 6, 7, 8], 1: [1], 2: [2], 3: [3, 9, 10, 11, 12]}
+    if name == "DGT":
+        coef = est.tree_.weights
+    else:
+        coef = est.tree_.facet_coef
+    assert coef.shape[1] == Z.shape[1] and np.abs(coef).sum() > 0
+    got = term_spread(est, coef)
+    expected = np.array([[_weighted_std(Z[:, cols] @ row[cols], w) for j, cols in columns.items()]
+                         for row in coef])
+    np.testing.assert_allclose(got, expected, rtol=1e-7, atol=1e-9 * np.abs(expected).max())
+
+
+def test_a_noise_category_is_not_ranked_by_its_number_of_indicators():
+    """Its importance is its term's spread, at most the sum of its columns'
+    ``|w| * std`` (the standard deviation of a sum is at most the sum of
+    theirs), which importances added before: an 8-valued noise column then
+    ranked first on pima's rows."""
+    from sklearn_difftrees.datasets import load_dataset
+
+    X, y = load_dataset("pima", return_X_y=True)
+    rng = np.random.RandomState(0)
+    X = np.column_stack([X, rng.randint(0, 8, len(X))]).astype(float)
+    est = DGTClassifier(max_depth=3, max_iter=30, random_state=0).fit(X, y)
+    assert est.is_categorical_.tolist() == [False] * 8 + [True]
+    W, scale = est.tree_.weights, est._feature_scale
+    summed = np.abs(W[:, 8]) * scale[8] + np.abs(W[:, 9:]) @ scale[9:]
+    spread = term_spread(est, W)[:, 8]
+    assert np.all(spread <= summed + 1e-12) and spread.sum() < summed.sum()
+
+
+def test_a_polytope_tree_pickled_before_it_kept_its_means_still_has_importances():
+    X, y = _codes()
+    est = FAMILIES["CPT"](random_state=0).fit(X, y)
+    state = est.__getstate__()
+    del state["_feature_mean"]  # what such a pickle holds
+    old = type(est).__new__(type(est))
+    old.__setstate__(state)
+    imp = old.feature_importances_  # the indicators' |w| * std summed, as then
+    assert imp.shape == (4,) and np.isclose(imp.sum(), 1.0)

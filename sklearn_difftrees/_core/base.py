@@ -36,7 +36,7 @@ from .persistence import VersionedStateMixin
 from .batching import resolve_batching
 from ._guard import check_finite_model
 from ._plan import _FitPlan
-from .categorical import input_importances
+from .categorical import input_importances, term_spread
 from .tree import ObliqueTree
 from .validation import (
     check_fit_data,
@@ -159,16 +159,19 @@ class BaseObliqueTree(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
 
         For every internal node that training samples pass through, the
         absolute weight of each feature *on the standardized scale*
-        (``|w_j| * std_j``, so that importances do not depend on feature units)
-        is weighted by the fraction of the training weight passing through the
-        node; the sums over nodes are normalized to add up to one.
+        (``|w_j| * std_j``, so that importances do not depend on feature units;
+        for a feature with indicator columns, see ``categorical_features``, the
+        standard deviation over the training rows of its whole term, its own
+        and its indicators' weights together) is weighted by the fraction of
+        the training weight passing through the node; the sums over nodes are
+        normalized to add up to one.
         """
         check_is_fitted(self)
         tree = self.tree_
         n_int = tree.n_internal
         frac = tree.n_node_samples[:n_int] / max(tree.n_node_samples[0], 1e-300)
         frac = frac * tree.active[:n_int]
-        return input_importances(self, frac @ (np.abs(tree.weights) * self._feature_scale))
+        return input_importances(self, frac @ term_spread(self, tree.weights))
 
 
 class BaseGradientModel(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):

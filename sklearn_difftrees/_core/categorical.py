@@ -40,11 +40,11 @@ __all__ = [
     "CATEGORICAL_ATTR_DOC",
     "expand_indicators",
     "fit_indicators",
-    "fold_indicators",
     "indicator_names",
     "indicator_spec",
     "input_importances",
     "match_dtype",
+    "term_spread",
 ]
 
 #: Most distinct values of an integer column that ``"auto"`` treats as categorical.
@@ -270,22 +270,48 @@ def indicator_names(names, spec):
                           for j, values in spec for v in values]
 
 
-def fold_indicators(values, spec, n_features):
-    """Per-column ``values`` of the expanded input, each indicator column's
-    added to its feature's: shape ``(n_features,)``."""
-    values = np.asarray(values, dtype=np.float64)
-    out = values[:n_features].copy()
-    start = n_features
-    for j, cats in spec:
-        out[j] += values[start:start + cats.size].sum()
-        start += cats.size
+def term_spread(estimator, coef):
+    """Spread of every input feature's term in linear scores over the
+    expanded input: shape ``(n_rows, n_features_in_)``.
+
+    ``coef`` (``(n_rows, n_columns)``, raw units) holds the coefficients of
+    scores ``coef @ x`` over the expanded columns (the features, then the
+    indicator columns of :func:`indicator_spec`). The result is, for each
+    row and input feature, the standard deviation over the fit's rows
+    (weighted, as the estimator's standardizer saw them: its
+    ``_feature_mean`` / ``_feature_scale``) of that feature's part of the
+    score: ``|w_j| * std_j`` for a plain feature; for a categorical one, of
+    ``w_j * x_j + sum_v w_v * [x_j == v]``, from the proportions of its
+    values (the indicator columns' means; every training value has one). So
+    a feature's importance does not grow with its number of indicator
+    columns, as a sum of their ``|w_v| * std_v`` would.
+    """
+    coef = np.atleast_2d(np.asarray(coef, dtype=np.float64))
+    scale = np.asarray(estimator._feature_scale, dtype=np.float64)
+    n = estimator.n_features_in_
+    out = np.abs(coef[:, :n]) * scale[:n]
+    mean = getattr(estimator, "_feature_mean", None)
+    start = n
+    for j, values in indicator_spec(estimator):
+        stop = start + values.size
+        if mean is None:  # pickled before the model kept its means: the indicators' sum
+            out[:, j] += np.abs(coef[:, start:stop]) @ scale[start:stop]
+            start = stop
+            continue
+        codes = np.asarray(values, dtype=np.float64)
+        p = mean[start:stop]  # proportions of the values
+        w_raw = coef[:, j]
+        v = w_raw[:, None] * codes[None, :] + coef[:, start:stop]  # a value's term
+        first = v @ p  # the term's mean, then its spread about it
+        out[:, j] = np.sqrt(((v - first[:, None]) ** 2) @ p)
+        start = stop
     return out
 
 
 def input_importances(estimator, importances):
-    """Importances of the expanded input folded onto the estimator's
-    ``n_features_in_`` features (:func:`fold_indicators`), normalized to sum
-    to one (left as they are when all zero)."""
-    imp = fold_indicators(importances, indicator_spec(estimator), estimator.n_features_in_)
+    """``importances`` of the ``n_features_in_`` features (e.g. node-weighted
+    sums of :func:`term_spread`) normalized to sum to one (left as they are
+    when all zero)."""
+    imp = np.asarray(importances, dtype=np.float64)
     total = imp.sum()
     return imp / total if total > 0 else imp

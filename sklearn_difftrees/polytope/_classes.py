@@ -16,7 +16,7 @@ from .._core._memory import check_memory
 from .._core.base import TRAINING_PARAMETER_CONSTRAINTS, BaseObliqueTree
 from .._core.optional import require_torch
 from .._core.batching import resolve_batching, validation_subsample
-from .._core.categorical import CATEGORICAL_CONSTRAINT, input_importances
+from .._core.categorical import CATEGORICAL_CONSTRAINT, input_importances, term_spread
 from .._core.greedy import row_subsample
 from .._core.validation import (check_fit_data, check_predict_data, constant_columns,
                                  encode_classification_target, fit_standardizer,
@@ -160,7 +160,7 @@ class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, _GreedyFloorMixi
         w_fit = normalize_weights(sample_weight[keep])
         Z = ((X_fit - mean) / scale).astype(np.float32)
         Z[:, constant] = 0.0
-        self._feature_scale = scale
+        self._feature_mean, self._feature_scale = mean, scale
         # Where plot_polytope_regions holds the features it does not draw.
         self._feature_median = np.median(X_fit, axis=0)
 
@@ -280,18 +280,19 @@ class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, _GreedyFloorMixi
         """Normalized polytope-split importances, shape (n_features,).
 
         For every split, each facet's absolute coefficients on the
-        standardized scale (``|beta_kj| * std_j``) weighted by its ``r_k``,
-        times the fraction of the training weight reaching the node; the
-        sums over nodes are normalized to add up to one.
+        standardized scale (``|beta_kj| * std_j``; for a feature with
+        indicator columns, see ``categorical_features``, the standard
+        deviation over the training rows of its whole term) weighted by its
+        ``r_k``, times the fraction of the training weight reaching the node;
+        the sums over nodes are normalized to add up to one.
         """
         check_is_fitted(self)
         tree = self.tree_
-        imp = np.zeros(tree.n_features)
+        imp = np.zeros(self.n_features_in_)
         frac = tree.n_node_samples / max(tree.n_node_samples[0], 1e-300)
         for v in np.flatnonzero(tree.is_split):
             lo, hi = tree.facet_ptr[v], tree.facet_ptr[v + 1]
-            contrib = tree.facet_weight[lo:hi] @ np.abs(tree.facet_coef[lo:hi])
-            imp += frac[v] * contrib * self._feature_scale
+            imp += frac[v] * (tree.facet_weight[lo:hi] @ term_spread(self, tree.facet_coef[lo:hi]))
         return input_importances(self, imp)
 
     # ------------------------------------------------------------------ onnx
