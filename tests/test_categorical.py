@@ -349,3 +349,32 @@ def test_a_polytope_tree_pickled_before_it_kept_its_means_still_has_importances(
     old.__setstate__(state)
     imp = old.feature_importances_  # the indicators' |w| * std summed, as then
     assert imp.shape == (4,) and np.isclose(imp.sum(), 1.0)
+
+
+@pytest.mark.parametrize("frame", ["object", "string", "datetime", "timedelta"])
+def test_unreadable_frame_columns_are_refused_by_name(frame):
+    """Strings outside a category column, dates and durations: a clear error
+    naming the column, at fit and at predict (scikit-learn's validation
+    said "could not convert string to float" or a DType promotion error)."""
+    rng = np.random.RandomState(0)
+    X = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60)})
+    y = (X.a > 0).astype(int).to_numpy()
+    bad = {"object": rng.choice(["red", "blue"], 60).astype(object),
+           "string": pd.array(rng.choice(["red", "blue"], 60), dtype="string"),
+           "datetime": pd.date_range("2020-01-01", periods=60),
+           "timedelta": pd.to_timedelta(np.arange(60), unit="D")}[frame]
+    est = FAMILIES["NonGreedy"](random_state=0)
+    match = "'colour' of X holds " + ("dates" if "time" in frame else "strings")
+    with pytest.raises(ValueError, match=match):
+        est.fit(X.assign(colour=bad), y)
+    est.fit(X.assign(colour=0.0), y)
+    with pytest.raises(ValueError, match=match):
+        est.predict(X.assign(colour=bad))
+
+
+def test_an_object_column_of_numbers_is_still_read_as_numbers():
+    rng = np.random.RandomState(0)
+    X = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60).astype(object)})
+    y = (X.a > 0).astype(int).to_numpy()
+    est = FAMILIES["NonGreedy"](random_state=0).fit(X, y)
+    np.testing.assert_array_equal(est.predict(X), est.predict(X.astype(float)))

@@ -135,6 +135,9 @@ def encode_category_columns(estimator, X, fit):
     columns, is returned as it is; the user's frame is never modified.
     """
     dtypes = getattr(X, "dtypes", None)
+    if dtypes is not None and hasattr(dtypes, "__iter__") and hasattr(X, "iloc"):
+        # At prediction a category column of the fit may come as plain strings.
+        _refuse_unencoded_columns(X, () if fit else getattr(estimator, "_category_levels", ()))
     if fit:
         levels = {}
         if dtypes is not None and hasattr(dtypes, "__iter__"):
@@ -163,6 +166,34 @@ def encode_category_columns(estimator, X, fit):
         codes = pd.Index(categories).get_indexer(np.asarray(column, dtype=object))
         X.isetitem(j, codes.astype(np.float64))
     return X
+
+
+def _refuse_unencoded_columns(X, coded):
+    """A clear error for a DataFrame column no estimator can read as numbers:
+    dates or durations, and strings (or other objects) outside a pandas
+    ``category`` column or the positions ``coded`` (the fit's category
+    columns), which scikit-learn's validation reports as a bare conversion
+    error (``could not convert string to float``)."""
+    for j, dtype in enumerate(X.dtypes):
+        kind = getattr(dtype, "kind", "O")
+        name = getattr(dtype, "name", str(dtype))
+        if name == "category" or j in coded:
+            continue
+        column = X.columns[j]
+        if kind in "mM":
+            raise ValueError(
+                f"Column {column!r} of X holds dates or durations (dtype {name}); "
+                "convert it to numbers first (e.g. days since a reference date).")
+        if kind in "OSUT" or name in ("string", "str"):
+            try:
+                np.asarray(X.iloc[:, j], dtype=np.float64)
+            except (TypeError, ValueError):
+                raise ValueError(
+                    f"Column {column!r} of X holds strings or other non-numeric values "
+                    f"(dtype {name}): make it a pandas 'category' column "
+                    "(X[col].astype('category'): categorical_features='auto' then gives "
+                    "it indicator columns) or encode it first, e.g. with scikit-learn's "
+                    "OrdinalEncoder or OneHotEncoder in a Pipeline.") from None
 
 
 def _same_columns(estimator, X):
