@@ -574,3 +574,23 @@ def test_linear_policy_is_quiet_on_extreme_contexts():
         proba = model.predict_proba(X_far)
     assert np.all(np.isfinite(proba))
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+
+
+def test_bandit_regressor_fit_warns_when_targets_dwarf_delta():
+    """The tree starts at 0 and learns at delta's scale (target units): on
+    targets of mean 83 (197_cpu_act) one pass learned nothing, silently."""
+    import warnings
+
+    from sklearn_difftrees import DGTBanditRegressor
+
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(200, 3))
+    y = 0.5 + 0.2 * np.tanh(X[:, 0])  # in [0, 1], as the paper's
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        DGTBanditRegressor(random_state=0).fit(X, y)
+    with pytest.warns(UserWarning, match="times delta=0.5 .*Scale the targets"):
+        DGTBanditRegressor(random_state=0).fit(X, 80 + 20 * y)
+    with warnings.catch_warnings():  # delta at their scale: no warning
+        warnings.simplefilter("error", UserWarning)
+        DGTBanditRegressor(delta=20.0, random_state=0).fit(X, 80 + 20 * y)

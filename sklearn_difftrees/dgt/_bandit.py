@@ -29,6 +29,7 @@ from ._bandit_feedback import (
     check_regression_feedback,
     derivative_estimate,
     policy_probabilities,
+    warn_if_targets_dwarf_delta,
 )
 from ._bandit_policy import _BanditPolicyMixin
 
@@ -334,7 +335,8 @@ class DGTBanditRegressor(RegressorMixin, _BaseDGTBandit):
 
     ``delta`` is in **target units**: a learner that never sees ``y`` cannot
     scale it. The default 0.5 is the paper's, whose targets were scaled to
-    ``[0, 1]``; rescale your targets (or ``delta``) accordingly.
+    ``[0, 1]``; rescale your targets (or ``delta``) accordingly (``fit``
+    warns when their root mean square exceeds 10 ``delta``).
 
     Online use::
 
@@ -470,6 +472,7 @@ class DGTBanditRegressor(RegressorMixin, _BaseDGTBandit):
         """
         X, y, _ = check_fit_data(self, X, y, None, multi_output=False)
         y = np.asarray(y, dtype=np.float64)
+        warn_if_targets_dwarf_delta(self, y)
         self.n_outputs_ = 1
         self._loss = (
             REGRESSION_LOSSES[self.simulated_loss]

@@ -15,6 +15,7 @@ __all__ = [
     "check_regression_feedback",
     "derivative_estimate",
     "policy_probabilities",
+    "warn_if_targets_dwarf_delta",
 ]
 
 
@@ -105,3 +106,29 @@ def check_regression_feedback(n, feedback, played, losses, perturbations):
     if not np.all(np.abs(u) == 1):
         raise ValueError("perturbations must be -1 or +1.")
     return losses, u
+
+
+#: ``fit`` warns when the targets' root mean square exceeds this many ``delta``.
+TARGET_SCALE_WARN = 10.0
+
+
+def warn_if_targets_dwarf_delta(est, y):
+    """Warn where the simulated protocol can learn little: the tree starts at
+    0 and moves by steps of ``delta``'s scale (target units), so targets far
+    from 0 in units of ``delta`` (the default 0.5 is the paper's, for targets
+    in [0, 1]) need many passes. Only the warning reads ``y``."""
+    import warnings
+
+    peak = float(np.max(np.abs(y))) if y.size else 0.0
+    if peak == 0.0:
+        return
+    rms = peak * float(np.sqrt(np.mean((y / peak) ** 2)))  # no overflow on huge targets
+    if rms > TARGET_SCALE_WARN * est.delta:
+        warnings.warn(
+            f"{type(est).__name__}: the targets' root mean square ({rms:.3g}) is "
+            f"{rms / est.delta:.3g} times delta={est.delta} (target units), and the tree "
+            "starts at 0: the simulated protocol learns little of them. Scale the targets, "
+            "e.g. TransformedTargetRegressor(regressor=DGTBanditRegressor(), "
+            "transformer=MinMaxScaler()), or set delta to their scale.",
+            UserWarning,
+        )
