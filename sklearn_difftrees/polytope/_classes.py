@@ -280,11 +280,10 @@ class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, _GreedyFloorMixi
         """Normalized polytope-split importances, shape (n_features,).
 
         For every split, each facet's absolute coefficients on the
-        standardized scale (``|beta_kj| * std_j``; for a feature with
-        indicator columns, see ``categorical_features``, the standard
-        deviation over the training rows of its whole term) weighted by its
-        ``r_k``, times the fraction of the training weight reaching the node;
-        the sums over nodes are normalized to add up to one.
+        standardized scale (``|beta_kj| * std_j``; for a feature with indicator
+        columns, the spread over the training rows of its whole term) weighted
+        by its ``r_k``, times the fraction of the training weight reaching the
+        node; the sums over nodes are normalized to add up to one.
         """
         check_is_fitted(self)
         tree = self.tree_
