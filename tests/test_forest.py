@@ -287,6 +287,27 @@ def test_oob_score_regressor():
     assert not hasattr(DGTForestRegressor(**FAST).fit(X, y), "oob_score_")
 
 
+@pytest.mark.filterwarnings("ignore:Some inputs do not have OOB scores:UserWarning")
+def test_oob_score_takes_a_metric_as_scikit_learn_forests_do():
+    """``oob_score=metric``: ``metric(y_true, y_pred)`` on the scored rows
+    (class indices for a classifier), as RandomForest's ``oob_score``."""
+    from sklearn.metrics import balanced_accuracy_score, mean_absolute_error
+
+    X, y = make_blobs(200, 4, centers=3, cluster_std=3.0, random_state=0)
+    labels = np.array(["a", "b", "c"])[y]
+    forest = DGTForestClassifier(**{**FAST, "n_estimators": 6},
+                                 oob_score=balanced_accuracy_score).fit(X, labels)
+    scored = ~np.isnan(forest.oob_decision_function_).any(axis=1)
+    pred = forest.oob_decision_function_[scored].argmax(axis=1)
+    assert forest.oob_score_ == pytest.approx(balanced_accuracy_score(y[scored], pred))
+    Xr, yr = make_regression(200, 4, noise=1.0, random_state=0)
+    reg = DGTForestRegressor(**{**FAST, "n_estimators": 6},
+                             oob_score=mean_absolute_error).fit(Xr, yr)
+    scored = ~np.isnan(reg.oob_prediction_)
+    assert reg.oob_score_ == pytest.approx(
+        mean_absolute_error(yr[scored], reg.oob_prediction_[scored]))
+
+
 def test_oob_warns_when_some_rows_are_never_out_of_bag():
     X, y = _data(DGTForestRegressor, n=60)
     with pytest.warns(UserWarning, match="do not have OOB scores"):

@@ -119,6 +119,11 @@ def oob_score(forest, X, y, user_weight, in_data, counts):
         oob_pred = total / n_pred[:, None]
     if not scored.any():
         forest.oob_score_ = np.nan
+    elif callable(forest.oob_score):  # scikit-learn's forests: metric(y_true, y_pred)
+        pred = oob_pred[scored]
+        forest.oob_score_ = forest.oob_score(
+            y[scored], pred.argmax(axis=1) if is_classifier(forest)
+            else pred if y.ndim == 2 else pred[:, 0])
     elif is_classifier(forest):
         forest.oob_score_ = accuracy_score(y[scored], oob_pred[scored].argmax(axis=1),
                                            sample_weight=user_weight[scored])

@@ -85,7 +85,7 @@ class _BaseDGTForest(ForestRoutingMixin, VersionedStateMixin, BaseEstimator,
         "max_samples": [Interval(RealNotInt, 0, 1, closed="right"),
                         Interval(Integral, 1, None, closed="left")],
         "bootstrap": ["boolean"],
-        "oob_score": ["boolean"],
+        "oob_score": ["boolean", callable],
         "n_jobs": [Integral, None],
     }
 

@@ -96,9 +96,12 @@ def _forest_params_doc(oob_attr):
         Draw each member's rows with replacement. When False every member
         trains on all the rows and the members differ only by their seeds
         (initialization, validation split, batch order).
-    oob_score : bool, default=False
+    oob_score : bool or callable, default=False
         Score the forest on the out-of-bag rows (requires ``bootstrap``):
-        sets ``oob_score_`` and ``{oob_attr}``.
+        sets ``oob_score_`` and ``{oob_attr}``. A callable
+        ``metric(y_true, y_pred)`` scores them instead of the default score,
+        as in scikit-learn's forests (a classifier's ``y_true`` and
+        ``y_pred`` are class indices into ``classes_``; no sample weights).
     n_jobs : int, default=None
         Number of members fitted in parallel by :class:`joblib.Parallel`
         (``None`` means 1 unless in a :func:`joblib.parallel_backend` context,
@@ -192,9 +195,10 @@ _DOC_FOREST_ATTRS = """
         Mean of the members' importances (of their trained trees; the
         subtrees are not counted), renormalized to sum to one.
     oob_score_ : float
-        Score ({score}) of the out-of-bag predictions, weighted by
-        ``sample_weight``, over the rows that at least one member left out of
-        its sample. Only with ``oob_score=True``.
+        Score ({score}, or the ``oob_score`` callable's) of the out-of-bag
+        predictions, weighted by ``sample_weight`` (the default score), over
+        the rows that at least one member left out of its sample. Only with
+        ``oob_score``.
 """
 
 _REFERENCES = """
