@@ -4,9 +4,11 @@ Run with ``python -m sklearn_difftrees.demo`` (``bash dev.sh demo`` from a
 clone); ``--readme README.md`` also rewrites the README's demo table, with
 the CPU model and date of the run. Each dataset gets one seeded 70/30 split; CART's depth is tuned by
 3-fold cross-validation over 2..12 on the training part, every estimator of
-this package runs with its default parameters. The table shows the test
+this package runs with its default parameters (the DGT forest beside
+scikit-learn's RandomForest of 200 trees). The table shows the test
 score (accuracy, or RMSE for regression), fit time, the number of leaves
-(reached by training data; summed over the trees of an ensemble) and depth.
+(reached by training data; summed over the trees of an ensemble, a DGT
+forest's below its members' leaves) and depth.
 ``--models`` picks a subset of the families.
 """
 
@@ -33,12 +35,19 @@ FAMILIES = {
     "NonGreedy": ("NonGreedyObliqueTreeClassifier", "NonGreedyObliqueTreeRegressor"),
     "TEL": ("TreeEnsembleLayerClassifier", "TreeEnsembleLayerRegressor"),
     "ConvexPolytope": ("ConvexPolytopeTreeClassifier", "ConvexPolytopeTreeRegressor"),
+    "DGTForest": ("DGTForestClassifier", "DGTForestRegressor"),
 }
 AVAILABLE = [f for f, names in FAMILIES.items() if names[0] in sklearn_difftrees.__all__]
 
 
 def _size(model):
     """``(leaves, depth)`` of a fitted tree, or summed over an ensemble's trees."""
+    if hasattr(model, "subtree_depth_"):  # a DGT forest: members, then their subtrees
+        members = [_size(m) for m in model.estimators_]
+        if model.subtrees_ is None:
+            return sum(s[0] for s in members), max(s[1] for s in members)
+        return (sum(sub.n_leaves for sub in model.subtrees_),
+                model.max_depth_ + model.subtree_depth_)
     if hasattr(model, "get_n_leaves"):
         return model.get_n_leaves(), model.get_depth()
     trees = getattr(model, "estimators_", None) or getattr(model, "trees_", None)
@@ -72,6 +81,11 @@ def _run(name, seed, families):
     for family in families:
         cls = getattr(sklearn_difftrees, FAMILIES[family][int(regression)])
         models.append((family, cls(random_state=seed)))
+    if "DGTForest" in families:  # the forest's reference, as in docs/benchmarks.md
+        from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
+
+        rf = RandomForestRegressor if regression else RandomForestClassifier
+        models.append(("RandomForest (200)", rf(n_estimators=200, random_state=seed)))
     rows = []
     for label, model in models:
         tic = time.perf_counter()
@@ -123,7 +137,8 @@ def main(argv=None):
             f"{machine_line()}, torch {torch.__version__} with "
             f"{torch.get_num_threads()} thread(s), {time.perf_counter() - start:.0f} s in all "
             f"(leaves of TEL are all leaves of its soft trees, of which a sample reaches only "
-            f"a few):\n\n```\n" + "\n".join(lines) + "\n```"
+            f"a few; a DGT forest's are those of its members' subtrees, its depth a member's "
+            f"plus its subtrees'):\n\n```\n" + "\n".join(lines) + "\n```"
         )
         replace_marked_section(args.readme, "demo", block)
         print(f"\nwrote the table into {args.readme}")
