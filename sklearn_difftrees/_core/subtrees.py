@@ -69,24 +69,22 @@ class AxisSubtrees:
         level of all subtrees at a time.
 
         Raises ``ValueError`` where the arrays are not trees (checked first:
-        a loop, or a node reached twice, would make the walk endless or
+        a node reached from two parents or roots would make the walk
         exponential; a forest pickled before ``subtree_depth_`` calls this
         on the arrays it loads)."""
-        self._check_arrays()
+        self._check_arrays()  # children after their parents: no loops
+        inner = np.flatnonzero(self.left >= 0)
+        refs = np.concatenate([self.root, self.left[inner], self.right[inner]])
+        if refs.size and np.bincount(refs, minlength=self.n_nodes).max() > 1:
+            raise ValueError("Inconsistent fitted AxisSubtrees: a node is reached from two "
+                             "parents or roots, or from itself.")
         depth = np.zeros(self.n_nodes, dtype=np.int64)
         level, frontier = 0, np.asarray(self.root, dtype=np.int64)
-        walked = []
         while frontier.size:
-            walked.append(frontier)
-            if sum(f.size for f in walked) > self.n_nodes:
-                break  # a node reached twice, at the latest
             depth[frontier] = level
             inner = frontier[self.left[frontier] >= 0]
             frontier = np.concatenate([self.left[inner], self.right[inner]])
             level += 1
-        if walked and np.bincount(np.concatenate(walked), minlength=self.n_nodes).max() > 1:
-            raise ValueError("Inconsistent fitted AxisSubtrees: a node is reached from two "
-                             "parents or roots, or from itself.")
         return depth
 
     def pruned(self, depth):
@@ -163,6 +161,22 @@ class AxisSubtrees:
         """``value`` of the node each row reaches: (n_samples, n_outputs)."""
         return self.value[self.apply(X, leaves)]
 
+    def _levels(self, X, leaves):
+        """The walk of every row from the root of its leaf ``leaves[i]``, one
+        level of all rows at a time: yields ``(node, moved)`` after each
+        level, ``node`` every row's node (updated in place) and ``moved`` the
+        rows that stepped down (``None`` at the roots)."""
+        X = self._routable(X)
+        node = np.array(self.root[leaves], dtype=np.int64)
+        yield node, None
+        active = np.flatnonzero(self.left[node] >= 0)
+        while active.size:
+            n = node[active]
+            go_left = X[active, self.feature[n]] <= self.threshold[n]
+            node[active] = np.where(go_left, self.left[n], self.right[n])
+            yield node, active
+            active = active[self.left[node[active]] >= 0]
+
     def nodes_at_depths(self, X, leaves, depths):
         """Node each row reaches when its walk from the root of its leaf
         ``leaves[i]`` stops ``depths[j]`` levels down (or at a leaf above).
@@ -180,38 +194,29 @@ class AxisSubtrees:
             subtrees cut at ``depths[j]`` (:meth:`pruned`), in this
             object's node numbering.
         """
-        X = self._routable(X)
-        node = np.array(self.root[leaves], dtype=np.int64)
-        out = np.empty((node.size, len(depths)), dtype=np.int64)
-        active = np.flatnonzero(self.left[node] >= 0)
-        level = 0
-        for j, depth in enumerate(depths):
-            while level < depth and active.size:
-                n = node[active]
-                go_left = X[active, self.feature[n]] <= self.threshold[n]
-                node[active] = np.where(go_left, self.left[n], self.right[n])
-                active = active[self.left[node[active]] >= 0]
-                level += 1
-            out[:, j] = node
+        out = np.empty((len(leaves), len(depths)), dtype=np.int64)
+        j = 0
+        for level, (node, _) in enumerate(self._levels(X, leaves)):
+            while j < len(depths) and depths[j] <= level:
+                out[:, j] = node
+                j += 1
+            if j == len(depths):
+                return out
+        out[:, j:] = node[:, None]  # deeper than every walk: where it ended
         return out
 
     def decision_path(self, X, leaves):
         """CSR indicator (n_samples, n_nodes) of the subtree nodes each row
         visits: the kernel's walk, one level at a time for all rows."""
-        X = self._routable(X)
-        node = np.array(self.root[leaves], dtype=np.int64)
-        rows, cols = [np.arange(node.size)], [node.copy()]
-        active = np.flatnonzero(self.left[node] >= 0)
-        while active.size:
-            n = node[active]
-            go_left = X[active, self.feature[n]] <= self.threshold[n]
-            node[active] = np.where(go_left, self.left[n], self.right[n])
-            rows.append(active)
-            cols.append(node[active])
-            active = active[self.left[node[active]] >= 0]
+        rows, cols = [], []
+        for node, moved in self._levels(X, leaves):
+            if moved is None:
+                moved = np.arange(node.size)
+            rows.append(moved)
+            cols.append(node[moved])
         rows, cols = np.concatenate(rows), np.concatenate(cols)
         return sparse.csr_matrix((np.ones(rows.size), (rows, cols)),
-                                 shape=(node.size, self.n_nodes))
+                                 shape=(len(leaves), self.n_nodes))
 
 
 def _power_of_two(x):

@@ -109,8 +109,8 @@ def choose_subtree_depth(forest, X, y, sample_weight, weights, subtrees, deepest
             if not rows.size:
                 continue
             Xk = X[start + rows]
-            leaves = _leaf_positions(member.tree_, Xk)
-            total[0, rows] += forest._leaf_table(member, member.tree_.predict(Xk))
+            leaves = _leaf_positions(member.tree_, Xk)  # one routing: the leaf's value too
+            total[0, rows] += forest._leaf_table(member, member.tree_.value[leaves])
             nodes = subtrees[k].nodes_at_depths(Xk, leaves, depths[1:])
             total[1:, rows] += np.moveaxis(subtrees[k].value[nodes], 1, 0)
             count[rows] += 1
