@@ -194,7 +194,9 @@ def _synthetic(n, seed=0, n_features=50):
                                n_classes=3, random_state=seed)
 
 
-def rows_section(args):
+def rows_section(args, progress=None):
+    """Section 2; ``progress(text)``, if given, gets the table of the fits done so far
+    after every fit (a run cut short, e.g. on a lent device, still leaves a table)."""
     families = _families()
     names = [f for f in families if f in args.families or f in ("HistGradientBoosting",)]
     times, accs = {}, {}
@@ -211,23 +213,38 @@ def rows_section(args):
             accs[(name, n)] = model.score(X_te, y_te)
             print(f"  rows {n}: {name} {t.seconds:.1f} s, test acc {accs[(name, n)]:.4f}",
                   flush=True)
+            if progress is not None:
+                progress(_rows_report(args, names, times, accs))
+    return _rows_report(args, names, times, accs)
+
+
+def _rows_report(args, names, times, accs):
+    """The rows table of the fits in ``times``; a fit not (yet) run shows "-"."""
+
+    def cell(name, n, fmt, scale=1.0, per_hgb=False):
+        if (name, n) not in times or (per_hgb and ("HistGradientBoosting", n) not in times):
+            return "-"
+        value = (accs if fmt == "acc" else times)[(name, n)] * scale
+        if per_hgb:
+            value /= times[("HistGradientBoosting", n)]
+        return f"{value:.1f}"
+
     headers = ["family"] + [f"n = {n:,} (s)" for n in args.sizes] + [
         f"x HGB at {n:,}" for n in args.sizes] + [f"acc % at {n:,}" for n in args.sizes]
-    table = []
-    for name in names:
-        secs = [times[(name, n)] for n in args.sizes]
-        ratios = [times[(name, n)] / times[("HistGradientBoosting", n)] for n in args.sizes]
-        acc = [100 * accs[(name, n)] for n in args.sizes]
-        table.append([name] + [f"{s:.1f}" for s in secs] + [f"{r:.1f}" for r in ratios]
-                     + [f"{a:.1f}" for a in acc])
-    if len(args.sizes) > 1:
-        growth = ", ".join(
-            f"{name} {times[(name, args.sizes[-1])] / times[(name, args.sizes[0])]:.1f}x"
-            for name in names)
-        note = (f"Fit time at {args.sizes[-1]:,} rows / at {args.sizes[0]:,} rows "
-                f"({args.sizes[-1] // args.sizes[0]}x the rows): {growth}.\n")
-    else:
-        note = ""
+    table = [[name] + [cell(name, n, "s") for n in args.sizes]
+             + [cell(name, n, "s", per_hgb=True) for n in args.sizes]
+             + [cell(name, n, "acc", 100.0) for n in args.sizes] for name in names]
+    first, last = args.sizes[0], args.sizes[-1]
+    grown = [name for name in names if (name, first) in times and (name, last) in times]
+    note = ""
+    if len(args.sizes) > 1 and grown:
+        growth = ", ".join(f"{name} {times[(name, last)] / times[(name, first)]:.1f}x"
+                           for name in grown)
+        note = (f"Fit time at {last:,} rows / at {first:,} rows "
+                f"({last // first}x the rows): {growth}.\n")
+    missing = [name for name in names if any((name, n) not in times for n in args.sizes)]
+    if missing:
+        note += f"Not (or not fully) run: {', '.join(missing)} (\"-\").\n"
     where = "" if args.device == "cpu" else f", torch-trained families on device={args.device!r}"
     return ("### Default fit time against rows (synthetic, 50 features, 3 classes, "
             f"{args.test_rows:,} held-out rows{where})\n\n"
@@ -339,16 +356,24 @@ def main(argv=None):
     texts = {}
     from threadpoolctl import threadpool_limits
 
+    suffix = "" if args.device == "cpu" else f"_{args.device}"
+    suffix += "" if args.threads == 1 else f"_{args.threads}threads"
+
+    def write_rows(block):  # the rows table so far, after every fit
+        if args.markdown:
+            replace_marked_section(args.markdown, f"bench_scaling_rows{suffix}",
+                                   produced + "\n" + block)
+
     with threadpool_limits(args.threads):  # HistGradientBoosting's OpenMP on as many
         for section in args.sections.split(","):
-            texts[section] = produced + "\n" + runs[section](args)
+            report = (rows_section(args, write_rows) if section == "rows"
+                      else runs[section](args))
+            texts[section] = produced + "\n" + report
     text = "\n".join(texts.values())
     print(text)
     write_out(args.out, text)
     if args.markdown:
         for section, block in texts.items():
-            suffix = "" if args.device == "cpu" else f"_{args.device}"
-            suffix += "" if args.threads == 1 else f"_{args.threads}threads"
             replace_marked_section(args.markdown, f"bench_scaling_{section}{suffix}", block)
     return 0
 
