@@ -6,13 +6,25 @@ import numpy as np
 import pytest
 
 from sklearn_difftrees.non_greedy._lai import (
-    accumulate_split_grad,
+    CO2LevelEpochs,
+    SGDEpochs,
     leaf_losses,
     loss_augmented_inference,
 )
 
 
 # ------------------------------------------------------------------ oracle
+def _split_grad(X, weight, res, m):
+    """``sum_n weight[n] (g - h)_i [x_n, 1]`` from the differing nodes of ``res``."""
+    node, sign = res.diff_node, res.diff_sign
+    rows = np.nonzero(node >= 0)
+    coef = 2.0 * sign[rows] * weight[rows[0]]
+    gW, gb = np.zeros((m, X.shape[1])), np.zeros(m)
+    np.add.at(gW, node[rows], coef[:, None] * X[rows[0]])
+    np.add.at(gb, node[rows], coef)
+    return gW, gb
+
+
 def _all_codes(m):
     return np.array(list(itertools.product([-1, 1], repeat=m)), dtype=np.int64)
 
@@ -156,9 +168,7 @@ def test_split_gradient_matches_finite_differences(stable):
     wts = np.random.RandomState(2).uniform(0.5, 2.0, size=40)
     res = loss_augmented_inference(X, W, b, theta, y, loss=loss, inference="exact",
                                    assign=assign)
-    gW = np.zeros_like(W)
-    gb = np.zeros_like(b)
-    accumulate_split_grad(X, wts, res, gW, gb)
+    gW, gb = _split_grad(X, wts, res, W.shape[0])
     rng = np.random.RandomState(3)
     dW, db = rng.normal(size=W.shape), rng.normal(size=b.shape)
     eps = 1e-7
@@ -199,20 +209,180 @@ def test_bad_shapes_raise():
         loss_augmented_inference(X, W, b, theta, y + 5)
 
 
-def test_accumulate_node_rows_matches_numpy():
-    """One differing node per sample (CO2's depth-1 bounds) against np.add.at."""
-    from sklearn_difftrees.non_greedy._lai import accumulate_node_rows
+# ------------------------------------------------------------- SGD epochs
+def _reference_epoch(X, Y, w, W, b, theta, state, perm, assign, *, loss, inference, batch_size,
+                     lr, momentum, nu):
+    """One epoch of Algorithm 1 in numpy; ``state`` = (vW, vb, vth) updated in place."""
+    vW, vb, vth = state
+    total = 0.0
+    for start in range(0, perm.size, batch_size):
+        idx = perm[start:start + batch_size]
+        zb, yb, wb = X[idx], Y[idx], w[idx]
+        res = loss_augmented_inference(zb, W, b, theta, yb, loss=loss, inference=inference,
+                                       assign=None if assign is None else assign[idx])
+        wsum = wb.sum()
+        total += float(res.bound @ wb / wsum) * idx.size
+        wn = wb / wsum
+        gW, gb = _split_grad(zb, wn, res, W.shape[0])
+        gth = np.zeros_like(theta)
+        leaves = res.g_leaf
+        if loss == "log":
+            z = np.exp(theta[leaves] - theta[leaves].max(axis=1, keepdims=True))
+            g = z / z.sum(axis=1, keepdims=True)
+            g[np.arange(idx.size), yb] -= 1.0
+        else:
+            g = 2.0 * (theta[leaves] - yb)
+        np.add.at(gth, leaves, g * wn[:, None])
+        # The dense momentum step (rows never touched have zero momentum).
+        vW[...] = momentum * vW + gW
+        vb[...] = momentum * vb + gb
+        W -= lr * vW
+        b -= lr * vb
+        norms = np.sqrt((W**2).sum(1) + b**2)
+        big = norms > nu
+        W[big] *= (nu / norms[big])[:, None]
+        b[big] *= nu / norms[big]
+        vth[...] = momentum * vth + gth
+        theta -= lr * vth
+    return total
 
-    rng = np.random.RandomState(0)
-    X = rng.randn(300, 5)
-    weight = rng.rand(300)
-    node = rng.randint(-1, 7, 300)  # -1: the sample adds nothing
-    sign = rng.choice([-1, 1], 300)
-    gW, gb = np.zeros((7, 5)), np.zeros(7)
-    accumulate_node_rows(X, weight, node, sign, gW, gb)
-    coef = np.where(node >= 0, 2.0 * sign * weight, 0.0)
-    want_W, want_b = np.zeros((7, 5)), np.zeros(7)
-    np.add.at(want_W, np.maximum(node, 0), coef[:, None] * X)
-    np.add.at(want_b, np.maximum(node, 0), coef)
-    np.testing.assert_allclose(gW, want_W, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(gb, want_b, rtol=1e-12, atol=1e-12)
+
+def _sgd_problem(seed, loss, depth, n=90, p=5, K=3, dtype=np.float64):
+    rng = np.random.RandomState(seed)
+    X = rng.randn(n, p).astype(dtype)
+    Y = rng.randint(K, size=n) if loss == "log" else rng.randn(n, 2)
+    w = rng.uniform(0.2, 2.0, n)
+    m = 2**depth - 1
+    W = 0.5 * rng.randn(m, p)
+    b = 0.3 * rng.randn(m)
+    theta = rng.randn(m + 1, K if loss == "log" else 2)
+    return X, Y, w, W, b, theta, rng
+
+
+@pytest.mark.parametrize("loss", ["log", "squared"])
+@pytest.mark.parametrize("inference", ["fast", "exact"])
+@pytest.mark.parametrize("stable", [False, True])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_epochs_match_the_numpy_loop(loss, inference, stable, dtype):
+    depth = 3
+    X, Y, w, W, b, theta, rng = _sgd_problem(0, loss, depth, dtype=dtype)
+    params = (W.copy(), b.copy(), theta.copy())
+    kw = dict(loss=loss, inference=inference, batch_size=16, momentum=0.9)
+    epochs = SGDEpochs(X, Y, w, *params, **kw, learning_rate=0.05, nu=1.5)
+    ref = (W.copy(), b.copy(), theta.copy())
+    state = tuple(np.zeros_like(a) for a in ref)
+    for epoch in range(4):
+        perm = rng.permutation(X.shape[0])[: 80 if epoch % 2 else None]  # a last short batch
+        assign = rng.randint(-1, 2**depth, X.shape[0]) if stable else None
+        got = epochs.run(perm, assign)
+        want = _reference_epoch(X, Y, w, *ref, state, perm, assign, **kw, lr=0.05, nu=1.5)
+        # float64 arithmetic throughout, summed in other orders: rounding only.
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12)
+        for a, r in zip(params, ref):
+            np.testing.assert_allclose(a, r, rtol=1e-9, atol=1e-12)
+    # The epochs moved the parameters, within the norm bound.
+    assert not np.allclose(params[0], W)
+    assert np.all(np.sqrt((params[0] ** 2).sum(1) + params[1] ** 2) <= 1.5 + 1e-12)
+
+
+def test_a_non_finite_bound_raises_and_leaves_the_batch_unapplied():
+    X, Y, w, W, b, theta, _ = _sgd_problem(1, "squared", 2)
+    Y = Y.copy()
+    Y[5] = np.inf
+    params = (W.copy(), b.copy(), theta.copy())
+    epochs = SGDEpochs(X, Y, w, *params, loss="squared", inference="fast", batch_size=10,
+                       learning_rate=0.1, momentum=0.0, nu=2.0)
+    with pytest.raises(FloatingPointError):
+        epochs.run(np.arange(X.shape[0]))
+    # Row 5 is in the first batch: nothing was applied.
+    for a, r in zip(params, (W, b, theta)):
+        np.testing.assert_array_equal(a, r)
+
+
+def test_the_bound_is_the_lai_bound_before_any_step():
+    # One batch of every row, learning rate 0: the epoch's total is the
+    # weighted mean bound of loss_augmented_inference times the rows.
+    X, Y, w, W, b, theta, _ = _sgd_problem(2, "log", 3)
+    epochs = SGDEpochs(X, Y, w, W.copy(), b.copy(), theta.copy(), loss="log",
+                       inference="exact", batch_size=1000, learning_rate=0.0, momentum=0.0,
+                       nu=10.0)
+    total = epochs.run(np.arange(X.shape[0]))
+    res = loss_augmented_inference(X, W, b, theta, Y, loss="log", inference="exact")
+    assert total == pytest.approx(float(res.bound @ w / w.sum()) * X.shape[0], rel=1e-12)
+    assert np.all(res.bound >= leaf_losses(theta, res.h_leaf, Y, "log") - 1e-12)
+
+
+def test_parameters_must_be_float64_contiguous():
+    X, Y, w, W, b, theta, _ = _sgd_problem(3, "log", 2)
+    with pytest.raises(ValueError, match="float64"):
+        SGDEpochs(X, Y, w, W.astype(np.float32), b, theta, loss="log", inference="fast",
+                  batch_size=8, learning_rate=0.1, momentum=0.5, nu=1.0)
+
+
+def _reference_co2_epoch(X, Y, w, node_of, W, b, th, state, perm, *, loss, batch_size, lr,
+                         momentum, nu):
+    """One epoch of a CO2 level's depth-1 bounds in numpy (``state`` = momenta)."""
+    vW, vb, vth = state
+    n_lvl = W.shape[0]
+    for start in range(0, perm.size, batch_size):
+        bi = perm[start:start + batch_size]
+        nb, zb, yb, wb = node_of[bi], X[bi], Y[bi], w[bi]
+        sb = (zb * W[nb]).sum(1) + b[nb]
+        h = (sb > 0).astype(np.int64)
+        rows = np.arange(bi.size)
+        own = leaf_losses(th[nb, h], rows, yb, loss)
+        other = leaf_losses(th[nb, 1 - h], rows, yb, loss)
+        flip = other - 2.0 * np.abs(sb) > own
+        gside = np.where(flip, 1 - h, h)
+        cnt = np.bincount(nb, weights=wb, minlength=n_lvl)
+        c = wb * (1.0 / cnt[nb])
+        gW, gb, gth = np.zeros_like(W), np.zeros_like(b), np.zeros_like(th)
+        coef = np.where(flip, 2.0 * (2 * gside - 1) * c, 0.0)
+        np.add.at(gW, nb, coef[:, None] * zb)
+        np.add.at(gb, nb, coef)
+        t = th[nb, gside]
+        if loss == "log":
+            g = np.exp(t - t.max(1, keepdims=True))
+            g /= g.sum(1, keepdims=True)
+            g[rows, yb] -= 1.0
+        else:
+            g = 2.0 * (t - yb)
+        np.add.at(gth, (nb, gside), g * c[:, None])
+        vW[...] = momentum * vW + gW
+        vb[...] = momentum * vb + gb
+        vth[...] = momentum * vth + gth
+        W -= lr * vW
+        b -= lr * vb
+        th -= lr * vth
+        norms = np.sqrt((W**2).sum(1) + b**2)
+        big = norms > nu
+        W[big] *= (nu / norms[big])[:, None]
+        b[big] *= nu / norms[big]
+
+
+@pytest.mark.parametrize("loss", ["log", "squared"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_co2_level_epochs_match_the_numpy_loop(loss, dtype):
+    rng = np.random.RandomState(4)
+    n, p, n_lvl = 120, 4, 4
+    X = rng.randn(n, p).astype(dtype)
+    Y = rng.randint(3, size=n) if loss == "log" else rng.randn(n, 2)
+    w = rng.uniform(0.2, 2.0, n)
+    node_of = rng.randint(n_lvl, size=n)
+    live = np.flatnonzero(node_of != 2)  # a dead node: its rows are not in the epochs
+    W, b = 0.5 * rng.randn(n_lvl, p), 0.2 * rng.randn(n_lvl)
+    th = rng.randn(n_lvl, 2, 3 if loss == "log" else 2)
+    W[2], b[2] = 0.0, 0.0
+    params = (W.copy(), b.copy(), th.copy())
+    kw = dict(loss=loss, batch_size=32, momentum=0.9)
+    level = CO2LevelEpochs(X, Y, w, node_of, *params, **kw, learning_rate=0.05, nu=1.2)
+    ref = (W.copy(), b.copy(), th.copy())
+    state = tuple(np.zeros_like(a) for a in ref)
+    for _ in range(3):
+        perm = live[rng.permutation(live.size)]
+        level.run(perm)
+        _reference_co2_epoch(X, Y, w, node_of, *ref, state, perm, **kw, lr=0.05, nu=1.2)
+        for a, r in zip(params, ref):
+            np.testing.assert_allclose(a, r, rtol=1e-9, atol=1e-12)
+    assert not np.allclose(params[0], W)
+    np.testing.assert_array_equal(params[0][2], 0.0)  # the dead node did not move

@@ -10,9 +10,9 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._kernels._lai import _accumulate_split_grad, _loss_augmented_inference
+from .._kernels._lai import _co2_level_epoch, _loss_augmented_inference, _sgd_epoch
 
-__all__ = ["LAIResult", "accumulate_node_rows", "accumulate_split_grad", "leaf_losses",
+__all__ = ["CO2LevelEpochs", "LAIResult", "SGDEpochs", "leaf_losses",
            "loss_augmented_inference"]
 
 _LOSSES = {"log": 0, "squared": 1}
@@ -148,33 +148,111 @@ def loss_augmented_inference(X, W, b, theta, y, *, loss="log", inference="fast",
     return LAIResult(g_leaf, h_leaf, bound, diff_node, diff_sign)
 
 
-def accumulate_split_grad(X, weight, result, grad_W, grad_b):
-    """Add the bound's gradient ``sum_n w_n (g - h) [x_n, 1]^T`` into ``grad_W`` / ``grad_b``.
+class SGDEpochs:
+    """The epochs of Algorithm 1 on ``(X, y, w)``, each one compiled call.
 
-    Only the rows where ``g`` and ``h`` differ are touched (O(depth p) per
-    sample). ``grad_W`` / ``grad_b`` are float64 C-contiguous buffers owned by
-    the caller.
+    Holds the parameters ``W``, ``b``, ``theta`` (updated in place: the
+    caller's float64 C-contiguous arrays), their momentum, the rows that
+    ever received a gradient (their momentum is the only nonzero one, so a
+    step moves only them: the dense momentum step at O(touched) instead of
+    O(2^D)) and the per-batch scratch buffers, from one epoch to the next.
+    :meth:`run` is one epoch: every mini-batch of ``batch_size`` rows of
+    ``perm`` in turn does loss-augmented inference (as
+    :func:`loss_augmented_inference`), the bound's split and leaf gradients,
+    the momentum step and the projection ``||[w_i, b_i]|| <= nu``
+    (``cython_src/_lai.pyx``, ``_sgd_epoch``).
     """
-    X = np.ascontiguousarray(X)
-    if X.dtype not in (np.float32, np.float64):
-        X = X.astype(np.float64)
-    weight = np.ascontiguousarray(weight, dtype=np.float64)
-    _accumulate_split_grad(X, weight, result.diff_node, result.diff_sign, grad_W, grad_b)
+
+    def __init__(self, X, y, w, W, b, theta, *, loss, inference, batch_size, learning_rate,
+                 momentum, nu):
+        self.X = np.ascontiguousarray(X)
+        if self.X.dtype not in (np.float32, np.float64):
+            self.X = self.X.astype(np.float64)
+        for a in (W, b, theta):
+            if a.dtype != np.float64 or not a.flags.c_contiguous:
+                raise ValueError("W, b and theta must be float64 C-contiguous arrays.")
+        self.W, self.b, self.theta = W, b, theta
+        n, m = self.X.shape[0], W.shape[0]
+        depth = int(round(np.log2(m + 1)))
+        if W.shape[1] != self.X.shape[1] or 2**depth - 1 != m or depth > 62:
+            raise ValueError(f"Inconsistent shapes: X {self.X.shape}, W {W.shape}.")
+        self.depth = depth
+        self.loss, self.mode = _LOSSES[loss], _MODES[inference]
+        self.y_cls, self.y_reg = _targets(y, loss, n)
+        self.w = np.ascontiguousarray(w, dtype=np.float64)
+        self.batch_size = int(batch_size)
+        self.step = (float(learning_rate), float(momentum), float(nu))
+        K = theta.shape[1]
+        self.state = (np.zeros_like(W), np.zeros_like(b), np.zeros_like(theta),
+                      np.zeros_like(W), np.zeros_like(b), np.zeros_like(theta),
+                      np.zeros(m, dtype=np.uint8), np.zeros(m, dtype=np.int64),
+                      np.zeros(m + 1, dtype=np.uint8), np.zeros(m + 1, dtype=np.int64),
+                      np.zeros(2, dtype=np.int64))
+        nb, exact = max(1, min(self.batch_size, n)), inference == "exact"
+        self.scratch = (np.empty(nb, dtype=np.int64), np.empty(nb, dtype=np.int64),
+                        np.empty(nb), np.empty((nb, 2 * depth), dtype=np.int64),
+                        np.empty((nb, 2 * depth), dtype=np.int8),
+                        np.empty(m if exact else 0), np.empty(2 * m + 1 if exact else 0),
+                        np.empty(m + 1 if exact and loss == "log" else 0), np.empty(K))
+
+    def run(self, perm, assign=None):
+        """One epoch over the rows ``perm``, frozen leaves ``assign`` (all rows)
+        or None; returns the sum over the batches of their mean bound times
+        their rows. Raises ``FloatingPointError`` (with the bound) when a
+        batch's bound is not finite; that batch is not applied."""
+        perm = np.ascontiguousarray(perm, dtype=np.int64)
+        assign = (np.zeros(0, dtype=np.int64) if assign is None
+                  else np.ascontiguousarray(assign, dtype=np.int64))
+        result = np.zeros(2)
+        status = _sgd_epoch(self.X, self.y_cls, self.y_reg, self.w, perm, assign,
+                            self.batch_size, self.depth, self.loss, self.mode, *self.step,
+                            self.W, self.b, self.theta, *self.state, *self.scratch, result)
+        if status:
+            raise FloatingPointError(float(result[1]))
+        return float(result[0])
 
 
-def accumulate_node_rows(X, weight, node, sign, grad_W, grad_b):
-    """Add ``2 sign[n] weight[n] [x_n, 1]`` into row ``node[n]`` of ``grad_W`` / ``grad_b``.
+def _targets(y, loss, n):
+    """``(y_cls, y_reg)`` of the kernels: class codes or target rows (a dummy for the other)."""
+    if loss == "log":
+        return np.ascontiguousarray(y, dtype=np.int64).reshape(-1), np.zeros((1, 1))
+    return np.zeros(1, dtype=np.int64), np.ascontiguousarray(y, dtype=np.float64).reshape(n, -1)
 
-    One node per sample (``node[n] < 0``: none), as the depth-1 bounds of a
-    CO2 level need: the kernel of :func:`accumulate_split_grad` with one
-    differing node per sample. ``grad_W`` / ``grad_b`` are float64
-    C-contiguous buffers owned by the caller.
+
+class CO2LevelEpochs:
+    """The epochs of one CO2 level's depth-1 bounds, each one compiled call.
+
+    Row ``r`` of ``X`` belongs to the level's node ``node_of[r]``, whose
+    stump is ``W[node]``, ``b[node]`` with leaves ``theta[node, 0 / 1]``
+    (float64 C-contiguous, updated in place). :meth:`run` is one epoch over
+    the rows ``perm``: mini-batches of ``batch_size``, each row's
+    loss-augmented side, the gradients normalized per node by the weight of
+    its rows in the batch, the momentum step of every node and the
+    projection ``||[w_i, b_i]|| <= nu`` (``cython_src/_lai.pyx``,
+    ``_co2_level_epoch``).
     """
-    X = np.ascontiguousarray(X)
-    if X.dtype not in (np.float32, np.float64):
-        X = X.astype(np.float64)
-    _accumulate_split_grad(
-        X, np.ascontiguousarray(weight, dtype=np.float64),
-        np.ascontiguousarray(node, dtype=np.int64).reshape(-1, 1),
-        np.ascontiguousarray(sign, dtype=np.int8).reshape(-1, 1), grad_W, grad_b,
-    )
+
+    def __init__(self, X, y, w, node_of, W, b, theta, *, loss, batch_size, learning_rate,
+                 momentum, nu):
+        self.X = np.ascontiguousarray(X)
+        if self.X.dtype not in (np.float32, np.float64):
+            self.X = self.X.astype(np.float64)
+        for a in (W, b, theta):
+            if a.dtype != np.float64 or not a.flags.c_contiguous:
+                raise ValueError("W, b and theta must be float64 C-contiguous arrays.")
+        self.params = (W, b, theta)
+        self.y_cls, self.y_reg = _targets(y, loss, self.X.shape[0])
+        self.w = np.ascontiguousarray(w, dtype=np.float64)
+        self.node_of = np.ascontiguousarray(node_of, dtype=np.int64)
+        self.loss = _LOSSES[loss]
+        self.step = (float(learning_rate), float(momentum), float(nu))
+        self.batch_size = int(batch_size)
+        self.state = (np.zeros_like(W), np.zeros_like(b), np.zeros_like(theta),
+                      np.zeros_like(W), np.zeros_like(b), np.zeros_like(theta),
+                      np.zeros(W.shape[0]), np.zeros(theta.shape[2]))
+
+    def run(self, perm):
+        """One epoch over the rows ``perm`` (indices into ``X``)."""
+        _co2_level_epoch(self.X, self.y_cls, self.y_reg, self.w, self.node_of,
+                         np.ascontiguousarray(perm, dtype=np.int64), self.batch_size, self.loss,
+                         *self.step, *self.params, *self.state)

@@ -12,7 +12,8 @@ part of the row norm constrained by ``nu``).
   axis-aligned split of the data reaching it and optimizes the surrogate
   bound of a depth-1 tree, one level at a time, top-down.
 * :func:`sgd` is Algorithm 1 with momentum and mini-batches (SGD, or stable
-  SGD with frozen leaf assignments) plus early stopping.
+  SGD with frozen leaf assignments) plus early stopping; its epochs run
+  compiled (:class:`~._lai.SGDEpochs`).
 
 Nothing here imports torch.
 """
@@ -27,8 +28,7 @@ from .._core.batching import RowStream
 from .._core.greedy import level_splits
 from .._core.embedding import set_axis_rows
 from .._kernels._routing import _apply_oblique
-from ._lai import (accumulate_node_rows, accumulate_split_grad, leaf_losses,
-                   loss_augmented_inference)
+from ._lai import CO2LevelEpochs, SGDEpochs, leaf_losses
 
 __all__ = [
     "apply_leaves",
@@ -40,23 +40,14 @@ __all__ = [
 ]
 
 
-def project_rows(W, b, nu, rows=None):
+def project_rows(W, b, nu):
     """Scale every row ``[w_i, b_i]`` to norm at most ``nu`` (in place)."""
-    if rows is None:
-        norms = np.sqrt(np.einsum("ij,ij->i", W, W) + b * b)
-        big = norms > nu
-        if np.any(big):
-            f = nu / norms[big]
-            W[big] *= f[:, None]
-            b[big] *= f
-        return
-    norms = np.sqrt(np.einsum("ij,ij->i", W[rows], W[rows]) + b[rows] ** 2)
+    norms = np.sqrt(np.einsum("ij,ij->i", W, W) + b * b)
     big = norms > nu
     if np.any(big):
-        r = rows[big]
         f = nu / norms[big]
-        W[r] *= f[:, None]
-        b[r] *= f
+        W[big] *= f[:, None]
+        b[big] *= f
 
 
 def leaf_targets(leaves, Y, w, n_leaves, loss, n_outputs, prior=None):
@@ -82,20 +73,6 @@ def leaf_targets(leaves, Y, w, n_leaves, loss, n_outputs, prior=None):
             sums = np.bincount(leaves, weights=w * Y[:, k], minlength=n_leaves)
             theta[reached, k] = sums[reached] / wsum[reached]
     return theta, reached
-
-
-def _softmax(theta):
-    z = np.exp(theta - theta.max(axis=-1, keepdims=True))
-    return z / z.sum(axis=-1, keepdims=True)
-
-
-def _leaf_grad(theta_rows, Yb, loss):
-    """Gradient of the loss with respect to the parameters of the leaf used."""
-    if loss == "log":
-        g = _softmax(theta_rows)
-        g[np.arange(g.shape[0]), Yb] -= 1.0
-        return g
-    return 2.0 * (theta_rows - Yb)
 
 
 def level_stumps(codes, Y, w, local, n_lvl, skip, bins, loss, nu):
@@ -178,43 +155,11 @@ def co2_tree(Z, Y, w, *, depth, loss, n_outputs, nu, learning_rate, momentum, n_
             side = local[idx_live] * 2 + (s > 0)
             th, reached = leaf_targets(side, Y[idx_live], w[idx_live], 2 * n_lvl, loss, K)
             th = th.reshape(n_lvl, 2, K)
-            vW = np.zeros_like(Wl)
-            vb = np.zeros_like(bl)
-            vth = np.zeros_like(th)
+            epochs = CO2LevelEpochs(Z, Y, w, local, Wl, bl, th, loss=loss,
+                                    batch_size=batch_size, learning_rate=learning_rate,
+                                    momentum=momentum, nu=nu)
             for _ in range(n_epochs):
-                perm = idx_live[rng.permutation(idx_live.size)]
-                for start in range(0, perm.size, batch_size):
-                    bi = perm[start : start + batch_size]
-                    nb = local[bi]
-                    zb, yb, wb = Z[bi], Y[bi], w[bi]
-                    sb = np.einsum("ij,ij->i", zb, Wl[nb]) + bl[nb]
-                    h = (sb > 0).astype(np.int64)
-                    rows_b = np.arange(bi.size)
-                    own = leaf_losses(th[nb, h], rows_b, yb, loss)
-                    other = leaf_losses(th[nb, 1 - h], rows_b, yb, loss)
-                    flip = other - 2.0 * np.abs(sb) > own
-                    gside = np.where(flip, 1 - h, h)
-                    cnt = np.bincount(nb, weights=wb, minlength=n_lvl)
-                    inv = np.where(cnt > 0, 1.0 / np.maximum(cnt, 1e-300), 0.0)
-                    # (g - h) = 2 g on flipped samples, g = +1 iff it goes right
-                    gW = np.zeros_like(Wl)
-                    gb = np.zeros_like(bl)
-                    accumulate_node_rows(zb, wb * inv[nb], np.where(flip, nb, -1),
-                                         2 * gside - 1, gW, gb)
-                    lg = _leaf_grad(th[nb, gside], yb, loss) * (wb * inv[nb])[:, None]
-                    at = nb * 2 + gside  # (node, side) of each sample's leaf gradient
-                    gth = np.stack([np.bincount(at, weights=g, minlength=2 * n_lvl)
-                                    for g in lg.T], 1).reshape(th.shape)
-                    vW *= momentum
-                    vW += gW
-                    vb *= momentum
-                    vb += gb
-                    vth *= momentum
-                    vth += gth
-                    Wl -= learning_rate * vW
-                    bl -= learning_rate * vb
-                    th -= learning_rate * vth
-                    project_rows(Wl, bl, nu)
+                epochs.run(idx_live[rng.permutation(idx_live.size)])
             # Keep a refined split only where it lowers the node's empirical
             # loss (stump leaves at their closed form) below the axis-aligned
             # start: the greedy step never makes a node worse on its data.
@@ -288,19 +233,11 @@ def sgd(Z, Y, w, W, b, theta, *, loss, nu, inference, stable, learning_rate, mom
     ``b``, ``theta`` are updated in place.
     """
     n = Z.shape[0]
-    vW = np.zeros_like(W)
-    vb = np.zeros_like(b)
-    vth = np.zeros_like(theta)
-    gW = np.zeros_like(W)
-    gb = np.zeros_like(b)
-    gth = np.zeros_like(theta)
-    # Rows (leaves) that ever received a gradient: the only ones whose
-    # momentum is nonzero, so the only ones a step moves. Updating just them
-    # is the dense momentum step exactly, at O(touched) instead of O(2^D).
-    live_W = np.zeros(W.shape[0], dtype=bool)
-    live_th = np.zeros(theta.shape[0], dtype=bool)
-    idx_W = np.zeros(0, dtype=np.int64)
-    idx_th = np.zeros(0, dtype=np.int64)
+    # The epochs run compiled (every mini-batch's inference, gradients,
+    # momentum step and projection); W, b, theta are updated in place.
+    epochs = SGDEpochs(Z, Y, w, W, b, theta, loss=loss, inference=inference,
+                       batch_size=batch_size, learning_rate=learning_rate, momentum=momentum,
+                       nu=nu)
     monitor = EpochMonitor(
         name=name, max_iter=max_iter, n_iter_no_change=n_iter_no_change, tol=tol,
         learning_rate=learning_rate, has_validation=validation is not None,
@@ -318,50 +255,14 @@ def sgd(Z, Y, w, W, b, theta, *, loss, nu, inference, stable, learning_rate, mom
     for epoch in range(1, max_iter + 1):
         tic = time.perf_counter()
         perm = stream.next()
-        total = 0.0
-        for start in range(0, n_epoch, batch_size):
-            idx = perm[start : start + batch_size]
-            zb, yb, wb = Z[idx], Y[idx], w[idx]
-            res = loss_augmented_inference(
-                zb, W, b, theta, yb, loss=loss, inference=inference,
-                assign=None if assign is None else assign[idx],
-            )
-            wsum = wb.sum()
-            batch_bound = float(res.bound @ wb / wsum)
-            if not math.isfinite(batch_bound):
-                monitor.progress.close("diverged")  # end the bar before the error
-                raise FloatingPointError(
-                    f"{name} diverged: the surrogate bound became {batch_bound} at epoch "
-                    f"{epoch}. Try a smaller learning_rate (currently {learning_rate})."
-                )
-            total += batch_bound * idx.size
-            wn = wb / wsum
-            # Split gradient (g - h)[z, 1]^T on the differing rows only.
-            accumulate_split_grad(zb, wn, res, gW, gb)
-            rows = res.diff_node[res.diff_node >= 0]
-            new = rows[~live_W[rows]]
-            if new.size:
-                live_W[new] = True
-                idx_W = np.flatnonzero(live_W)
-            # Leaf gradient of loss(theta_f(g), y) (Algorithm 1, line 10).
-            leaves = res.g_leaf
-            np.add.at(gth, leaves, _leaf_grad(theta[leaves], yb, loss) * wn[:, None])
-            new = leaves[~live_th[leaves]]
-            if new.size:
-                live_th[new] = True
-                idx_th = np.flatnonzero(live_th)
-            # Momentum steps and the projection ||[w_i, b_i]|| <= nu.
-            if idx_W.size:
-                vW[idx_W] = momentum * vW[idx_W] + gW[idx_W]
-                vb[idx_W] = momentum * vb[idx_W] + gb[idx_W]
-                W[idx_W] -= learning_rate * vW[idx_W]
-                b[idx_W] -= learning_rate * vb[idx_W]
-                gW[rows] = 0.0
-                gb[rows] = 0.0
-                project_rows(W, b, nu, idx_W)
-            vth[idx_th] = momentum * vth[idx_th] + gth[idx_th]
-            theta[idx_th] -= learning_rate * vth[idx_th]
-            gth[leaves] = 0.0
+        try:
+            total = epochs.run(perm, assign)
+        except FloatingPointError as exc:
+            monitor.progress.close("diverged")  # end the bar before the error
+            raise FloatingPointError(
+                f"{name} diverged: the surrogate bound became {exc.args[0]} at epoch "
+                f"{epoch}. Try a smaller learning_rate (currently {learning_rate})."
+            ) from None
         epoch_bound = total / n_epoch
         validation_result = None
         if validation is not None:
