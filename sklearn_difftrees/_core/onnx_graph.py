@@ -17,9 +17,10 @@ needs only an ONNX runtime.
 
 import numpy as np
 from sklearn.base import is_classifier
+from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
 
-from . import topology
+from . import onnx_pipeline, topology
 from .categorical import indicator_spec, match_dtype
 from .optional import require
 
@@ -291,7 +292,7 @@ def hard_tree_outputs(graph, estimator, tree):
 
 # ----------------------------------------------------------------- public
 def to_onnx(estimator, X_sample, *, name=None):
-    """Export a fitted estimator as an ONNX model (plain ONNX operators, float64).
+    """Export a fitted estimator, or a Pipeline ending in one, as an ONNX model.
 
     Oblique and polytope splits are not expressible with ONNX-ML's
     axis-aligned ``TreeEnsemble`` operators; the graph is built from
@@ -302,19 +303,35 @@ def to_onnx(estimator, X_sample, *, name=None):
     n_outputs)). The input is ``X`` of shape (n_samples, n_features), with the
     dtype of ``X_sample`` (float32 or float64).
 
-    Needs the ``onnx`` package (``pip install "sklearn-difftrees[onnx]"``);
-    serving the model needs only an ONNX runtime (no Python, no torch).
+    A scikit-learn ``Pipeline`` whose last step is an estimator of the
+    package exports whole: skl2onnx converts the steps before it (scalers,
+    encoders, ``ColumnTransformer``, ...), whose output feeds the last step's
+    graph; the outputs are the last step's, as above. The inputs are
+    skl2onnx's: ``X`` for an array ``X_sample`` (float32 or float64; the
+    steps then compute in that dtype), one input per column, named and typed
+    after it, for a DataFrame (each fed as an (n_samples, 1) array). A
+    Pipeline whose last step is not of this package raises a ``TypeError``
+    (convert it with ``skl2onnx.to_onnx``), as does a step that skl2onnx
+    cannot convert (the message names it). See ``docs/deploy.md``.
+
+    Needs the ``onnx`` package, and for a Pipeline ``skl2onnx`` (both in
+    ``pip install "sklearn-difftrees[onnx]"``); serving the model needs only
+    an ONNX runtime (no Python, no torch, not this package).
 
     Parameters
     ----------
-    estimator : fitted estimator of sklearn_difftrees
+    estimator : fitted estimator of sklearn_difftrees, or Pipeline
         Any supervised estimator of the package (the DGT trees, forests and
-        bandits, LatentTree, NonGreedy, TEL, ConvexPolytopeTree).
-    X_sample : array-like of shape (n_samples, n_features)
+        bandits, LatentTree, NonGreedy, TEL, ConvexPolytopeTree), or a fitted
+        ``sklearn.pipeline.Pipeline`` whose last step is one (nested
+        Pipelines and ``"passthrough"`` steps are allowed).
+    X_sample : array-like or DataFrame of shape (n_samples, n_features)
         A few input rows: their number of columns and dtype (float32 or
-        float64; anything else is treated as float64) fix the input.
+        float64; anything else is treated as float64) fix the input. For a
+        Pipeline, a DataFrame with the columns it was fitted on gives one
+        input per column (strings for text columns).
     name : str, default=None
-        Graph name (default: the estimator's class name).
+        Graph name (default: the estimator's class name; ``"Pipeline"``).
 
     Returns
     -------
@@ -331,8 +348,23 @@ def to_onnx(estimator, X_sample, *, name=None):
     >>> import onnxruntime as ort                       # doctest: +SKIP
     >>> sess = ort.InferenceSession(model.SerializeToString())  # doctest: +SKIP
     >>> label, proba = sess.run(None, {"X": X})         # doctest: +SKIP
+
+    A Pipeline (the scaler is converted by skl2onnx):
+
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> pipe = make_pipeline(StandardScaler(), NonGreedyObliqueTreeClassifier(
+    ...     max_depth=2, max_iter=3)).fit(X, X[:, 0] > 0)
+    >>> model = to_onnx(pipe, X[:5])                    # doctest: +SKIP
     """
     check_is_fitted(estimator)
+    if isinstance(estimator, Pipeline):
+        return _pipeline_model(estimator, X_sample, name)
+    return _estimator_model(estimator, X_sample, name)
+
+
+def _estimator_model(estimator, X_sample, name):
+    """The graph of one fitted estimator of the package (``to_onnx``)."""
     hook = getattr(estimator, "_onnx_graph", None)
     if hook is None:
         raise TypeError(f"{type(estimator).__name__} has no ONNX export.")
@@ -356,3 +388,27 @@ def to_onnx(estimator, X_sample, *, name=None):
     graph.indicators = indicator_spec(estimator)
     hook(graph)
     return graph.model(doc_string=f"{type(estimator).__name__} exported by sklearn_difftrees")
+
+
+def _pipeline_model(pipeline, X_sample, name):
+    """``to_onnx`` of a Pipeline: skl2onnx's graph of the steps before the
+    last joined to the last step's graph (:mod:`.onnx_pipeline`)."""
+    steps, (last_name, last) = onnx_pipeline.split_pipeline(pipeline)
+    if getattr(last, "_onnx_graph", None) is None:
+        raise TypeError(
+            f"The last step of the Pipeline, {last_name!r} ({type(last).__name__}), is "
+            "not an estimator of sklearn_difftrees with an ONNX export. to_onnx exports "
+            "a Pipeline that ends in one; convert other Pipelines with skl2onnx.to_onnx.")
+    title = " -> ".join(type(step).__name__ for _, step in [*steps, (last_name, last)])
+    if not steps:  # only "passthrough" before the last step
+        return _estimator_model(last, X_sample, name or title)
+    pre, dtype = onnx_pipeline.preprocessing_model(steps, X_sample, pipeline, OPSET)
+    width = pre.graph.output[0].type.tensor_type.shape.dim[-1:]
+    if width and width[0].HasField("dim_value") and width[0].dim_value != last.n_features_in_:
+        raise ValueError(
+            f"skl2onnx's graph of the steps before {last_name!r} has {width[0].dim_value} "
+            f"output columns, the step was fitted on {last.n_features_in_}.")
+    est = _estimator_model(last, np.zeros((1, last.n_features_in_), dtype), last_name)
+    return onnx_pipeline.join(pre, est, name=name or "Pipeline", doc_string=(
+        f"Pipeline {title} exported by sklearn_difftrees (the steps before the last "
+        "converted by skl2onnx)"))

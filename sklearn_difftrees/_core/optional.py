@@ -16,7 +16,7 @@ __all__ = ["TORCH_CPU_INDEX_URL", "require", "require_torch"]
 #: PyTorch's index of CPU-only wheels (no CUDA packages, a fraction of the size).
 TORCH_CPU_INDEX_URL = "https://download.pytorch.org/whl/cpu"
 
-_EXTRA_OF = {"torch": "torch", "onnx": "onnx", "skops": "skops"}
+_EXTRA_OF = {"torch": "torch", "onnx": "onnx", "skl2onnx": "onnx", "skops": "skops"}
 
 
 def require(module, purpose, *, extra=None):

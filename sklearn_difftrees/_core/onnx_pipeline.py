@@ -1,0 +1,163 @@
+"""ONNX export of a scikit-learn ``Pipeline`` whose last step is an estimator
+of the package (:func:`~sklearn_difftrees.to_onnx` of a Pipeline).
+
+The steps before the last are scikit-learn's (scalers, encoders, a
+``ColumnTransformer``, ...): skl2onnx converts them (the ``onnx`` extra), at
+the opset of the package's graphs, and :func:`join` feeds their output to the
+input ``X`` of the last step's graph with ``onnx.compose.merge_models``. The
+joined model keeps skl2onnx's inputs (``X`` for an array, one input per
+column for a DataFrame) and the last step's outputs (``label`` and
+``probabilities``, or ``variable``). This module knows no method: the last
+step's graph comes from :mod:`~sklearn_difftrees._core.onnx_graph`.
+"""
+
+import numpy as np
+from sklearn.pipeline import Pipeline
+
+from .optional import require
+
+__all__ = ["join", "preprocessing_model", "split_pipeline"]
+
+_PURPOSE = "sklearn_difftrees.to_onnx of a Pipeline"
+
+
+def split_pipeline(pipeline):
+    """``(steps, (name, estimator))``: the steps before the last (nested
+    Pipelines flattened, ``"passthrough"`` / None dropped) and the last step."""
+    steps = list(pipeline.steps)
+    while isinstance(steps[-1][1], Pipeline):  # a Pipeline ending in a Pipeline
+        steps = steps[:-1] + list(steps[-1][1].steps)
+    *before, last = steps
+    return [(n, s) for n, s in before if s not in ("passthrough", None)], last
+
+
+def _sample(X_sample, pipeline):
+    """``X_sample`` as skl2onnx should see it: a DataFrame as is (one input
+    per column, typed after the column), an array 2-D (integers and booleans
+    as float64, like the single-estimator export)."""
+    n_features = getattr(pipeline, "n_features_in_", None)
+    if hasattr(X_sample, "columns"):  # a DataFrame: skl2onnx names the inputs after it
+        names = getattr(pipeline, "feature_names_in_", None)
+        if names is not None and list(X_sample.columns) != list(names):
+            raise ValueError(
+                f"X_sample's columns {list(X_sample.columns)} are not those the Pipeline "
+                f"was fitted on ({list(names)}).")
+        if n_features is not None and X_sample.shape[1] != n_features:
+            raise ValueError(f"X_sample must have {n_features} columns, got "
+                             f"{X_sample.shape[1]}.")
+        return X_sample
+    X_sample = np.asarray(X_sample)
+    if X_sample.ndim != 2 or (n_features is not None and X_sample.shape[1] != n_features):
+        raise ValueError(
+            f"X_sample must be 2-D with {n_features} columns, got shape {X_sample.shape}.")
+    return X_sample.astype(np.float64) if X_sample.dtype.kind in "biu" else X_sample
+
+
+def _convert(steps, X_sample, opset):
+    """skl2onnx's model of the fitted ``steps``, checked."""
+    model = require("skl2onnx", _PURPOSE).to_onnx(Pipeline(steps), X_sample,
+                                                  target_opset=opset)
+    require("onnx", _PURPOSE).checker.check_model(model, full_check=True)
+    return model
+
+
+def _failing_step(steps, X_sample, opset):
+    """The first step that skl2onnx cannot convert (``steps[:k]`` converted
+    for k = 1, 2, ... until one fails), in words."""
+    for k, (name, step) in enumerate(steps, start=1):
+        try:
+            _convert(steps[:k], X_sample, opset)
+        except Exception:
+            return f"step {name!r} ({type(step).__name__})"
+    return "the steps before the last"
+
+
+def _float64_hint(X_sample):
+    """A hint for float64 input, which some of skl2onnx's converters lack."""
+    dtypes = X_sample.dtypes if hasattr(X_sample, "dtypes") else [X_sample.dtype]
+    if not any(np.dtype(dt) == np.float64 for dt in dtypes if isinstance(dt, np.dtype)):
+        return ""
+    return (" Some of skl2onnx's converters (and onnxruntime's ONNX-ML operators) "
+            "handle float32 input only: an X_sample in float32 (the numeric columns of "
+            "a DataFrame cast to float32) may convert, computing those steps in float32.")
+
+
+def preprocessing_model(steps, X_sample, pipeline, opset):
+    """skl2onnx's model of ``steps`` (``(name, transformer)`` pairs, fitted)
+    and the dtype of its one output, float32 or float64 (another element
+    type, such as an encoder's int64, is cast to float64 at the end)."""
+    require("skl2onnx", _PURPOSE)
+    onnx = require("onnx", _PURPOSE)
+    X_sample = _sample(X_sample, pipeline)
+    try:
+        model = _convert(steps, X_sample, opset)
+    except ImportError:
+        raise
+    except Exception as exc:  # skl2onnx's own message, and which step it is
+        raise TypeError(
+            f"skl2onnx cannot convert {_failing_step(steps, X_sample, opset)} of the "
+            f"Pipeline at opset {opset}: {exc}{_float64_hint(X_sample)}") from exc
+    if len(model.graph.output) != 1:
+        raise TypeError(
+            f"skl2onnx converted the steps before the last into {len(model.graph.output)} "
+            "outputs; the last step needs one matrix.")
+    output = model.graph.output[0]
+    elem = output.type.tensor_type.elem_type
+    if elem == onnx.TensorProto.FLOAT:
+        return model, np.float32
+    if elem != onnx.TensorProto.DOUBLE:
+        cast = output.name + "_float64"
+        model.graph.node.append(onnx.helper.make_node(
+            "Cast", [output.name], [cast], to=onnx.TensorProto.DOUBLE))
+        output.name = cast
+        output.type.tensor_type.elem_type = onnx.TensorProto.DOUBLE
+    return model, np.float64
+
+
+def _rewire(graph, names, onnx, *, inputs):
+    """Public names for ``graph``'s inputs or outputs: ``names`` maps each
+    prefixed name to its public one, bridged by an ``Identity`` node."""
+    helper = onnx.helper
+    entries = graph.input if inputs else graph.output
+    bridges = []
+    for entry in entries:
+        public = names[entry.name]
+        pair = [public, entry.name] if inputs else [entry.name, public]
+        bridges.append(helper.make_node("Identity", pair[:1], pair[1:], name=f"public_{public}"))
+        entry.name = public
+    nodes = bridges + list(graph.node) if inputs else list(graph.node) + bridges
+    del graph.node[:]
+    graph.node.extend(nodes)
+
+
+def join(pre, est, *, name, doc_string):
+    """One model: ``pre``'s output feeds ``est``'s input ``X``. The joined model
+    has ``pre``'s inputs and ``est``'s outputs, under their own names; every
+    other name is prefixed (``pre_`` / ``est_``)."""
+    onnx = require("onnx", _PURPOSE)
+    compose = onnx.compose
+    inputs = {"pre_" + i.name: i.name for i in pre.graph.input}
+    outputs = {"est_" + o.name: o.name for o in est.graph.output}
+    clash = sorted(set(inputs.values()) & set(outputs.values()))
+    if clash:
+        raise ValueError(
+            f"The Pipeline's input {clash[0]!r} has the name of an output of the exported "
+            "model; rename that column to export it.")
+    pre, est = compose.add_prefix(pre, "pre_"), compose.add_prefix(est, "est_")
+    ir_version = max(pre.ir_version, est.ir_version)
+    pre.ir_version = est.ir_version = ir_version
+    model = compose.merge_models(pre, est, io_map=[(pre.graph.output[0].name, "est_X")],
+                                 name=name)
+    model.producer_name, model.producer_version = "sklearn_difftrees", ""
+    model.doc_string, model.model_version = doc_string, 0  # as the single-estimator export
+    _rewire(model.graph, inputs, onnx, inputs=True)
+    _rewire(model.graph, outputs, onnx, inputs=False)
+    internal = {o for node in model.graph.node for o in node.output}
+    internal.update(i.name for i in model.graph.initializer)
+    clash = sorted(set(inputs.values()) & (internal - set(outputs.values())))
+    if clash:
+        raise ValueError(
+            f"The Pipeline's input {clash[0]!r} has the name of a tensor inside the "
+            "exported model; rename that column to export it.")
+    onnx.checker.check_model(model, full_check=True)
+    return model
