@@ -192,6 +192,24 @@ def test_codes_per_column_at_and_above_max_bins():
     assert np.all(np.diff(codes) >= 0) and np.bincount(codes.astype(int)).min() >= 3
 
 
+def test_quantile_edges_never_sit_on_a_repeated_value():
+    """A column of more than ``max_bins`` values, many repeated: a quantile
+    on a value moves halfway to the next one, the rows' codes unchanged
+    (the thresholds a tree takes from them keep a margin to every row)."""
+    rng = np.random.RandomState(0)
+    col = np.round(rng.exponential(50.0, 4000))  # integers, heavily repeated at the start
+    bins = FeatureBins(col[:, None], max_bins=64)
+    edges, values = bins.edges[0], np.unique(col)
+    assert not np.isin(edges, values).any()
+    quantiles = np.unique(np.percentile(col, np.linspace(0, 100, 65)[1:-1], method="midpoint"))
+    assert np.isin(quantiles, values).sum() > 5  # the case occurs
+    old_codes = np.searchsorted(quantiles, col, side="left")
+    np.testing.assert_array_equal(bins.transform(col[:, None])[:, 0], old_codes)
+    moved = ~np.isin(edges, quantiles)
+    i = np.searchsorted(values, edges[moved]) - 1
+    np.testing.assert_array_equal(edges[moved], values[i] / 2.0 + values[i + 1] / 2.0)
+
+
 def test_mapping_a_cart_twice_is_refused():
     rng = np.random.RandomState(3)
     Z = rng.randn(300, 3)
@@ -247,6 +265,9 @@ def test_codes_are_ordered_bins_of_any_column(col, max_bins):
     for k, edge in enumerate(edges):
         np.testing.assert_array_equal(codes <= k, Z[:, 0] <= edge)
     values = np.unique(Z[:, 0])
+    # An edge sits on a value only where no float lies between it and the next.
+    on = np.flatnonzero(np.isin(values[:-1], edges))
+    np.testing.assert_array_equal(values[on] / 2.0 + values[on + 1] / 2.0, values[on + 1])
     close = np.flatnonzero(np.diff(values) <= FEATURE_THRESHOLD)
     if edges.size and close.size and len(values) <= max_bins:
         near = bins.transform(values[:, None])[:, 0]

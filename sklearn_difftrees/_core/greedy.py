@@ -98,6 +98,22 @@ TUNED_MAX_DEPTH = 12
 FEATURE_THRESHOLD = 1e-7
 
 
+def _off_values(edges, values):
+    """Quantile ``edges`` that fall on one of the sorted distinct ``values``
+    (a value repeated across a quantile) moved to scikit-learn's threshold
+    between it and the next value (``a/2 + b/2``): the rows' codes stay the
+    same, and a threshold never sits on a training value, where rounding
+    (another CPU, float32 input) would decide the side of the rows at it."""
+    i = np.searchsorted(values, edges, side="right") - 1  # values[i] <= edge
+    on = (i >= 0) & (i < values.size - 1)
+    on[on] = values[i[on]] == edges[on]
+    a, b = values[i[on]], values[i[on] + 1]
+    mid = a / 2.0 + b / 2.0
+    edges = edges.copy()
+    edges[on] = np.where(mid == b, a, mid)
+    return edges
+
+
 class FeatureBins:
     """Ordered integer codes of every column, for growing CARTs faster.
 
@@ -111,7 +127,8 @@ class FeatureBins:
     gets the midpoints of ``max_bins`` quantile bins as edges, as
     HistGradientBoosting's binning (weights are ignored; quantiles that
     coincide merge, so a column dominated by a few values gets fewer
-    codes). A value's code is the number of edges below it: ``code <= k``
+    codes; a quantile on a repeated value moves halfway to the next value,
+    so that no threshold sits on a training value). A value's code is the number of edges below it: ``code <= k``
     iff ``value <= edges[k]`` in float64, as the package's oblique trees
     route (scikit-learn's own ``apply`` reads float32, which can differ for
     values within float32 rounding of an edge).
@@ -137,6 +154,7 @@ class FeatureBins:
             else:
                 edges = np.unique(np.percentile(col, np.linspace(0, 100, max_bins + 1)[1:-1],
                                                 method="midpoint"))
+                edges = _off_values(edges, values)
             self.edges.append(edges)
 
     def transform(self, Z):
