@@ -267,7 +267,7 @@ class _BaseTEL(_TELExportMixin, BaseGradientModel):
             type(self).__name__,
             ensemble_memory(self.n_trees, self.max_depth, n_features, n_outputs, rows),
             f"n_trees={self.n_trees}, max_depth={self.max_depth}, {n_features} features"
-            + (f", backend='dense'" if dense else ""),
+            + (", backend='dense'" if dense else ""),
         )
         return TreeEnsembleLayer(
             n_features, n_outputs, n_trees=self.n_trees, depth=self.max_depth,
