@@ -1,4 +1,5 @@
-"""``feature_importances_`` of the TEL estimators (``docs/tel.md``, "Feature importances").
+"""``feature_importances_`` of the TEL estimators (``docs/tel.md``, "Feature importances"),
+and the user guide's leaf probabilities, what it offers instead of ``apply``.
 
 Definition: every internal node of every soft tree divides its feature
 weights ``|w_j| * std_j`` (a categorical feature's indicator columns counted
@@ -10,7 +11,9 @@ over all nodes of all trees and normalized.
 """
 
 import pickle
+import re
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -175,7 +178,7 @@ def _ranking(make, X, y, informative):
     return mean, mean[informative].min() - mean[other].max()
 
 
-# Means over SEEDS (0-6 measured), AMD EPYC, 2 cores, 2026-11-28, greedy_floor=False:
+# Measured over seeds 0-5, AMD EPYC, 2 cores, 2026-11-27, greedy_floor=False:
 # greedy start (init="cart"): classifier per-seed margins 0.05-0.11 (informative
 # share 0.73-0.82 of 3 / 8 features), regressor 0.115-0.15 (0.91-0.94 of 5 / 10);
 # default init="auto" classifier (either start kept): per-seed margins 0.026-0.097.
@@ -235,3 +238,35 @@ def test_zero_weight_rows_do_not_count():
                     sample_weight=w)
     np.testing.assert_array_equal(ref.weights_, weighted.weights_)
     np.testing.assert_array_equal(ref.feature_importances_, weighted.feature_importances_)
+
+
+# ------------------------------------------------------ instead of apply
+GUIDE = Path(__file__).resolve().parent.parent / "docs" / "tel.md"
+
+
+@pytest.mark.skipif(not GUIDE.is_file(), reason="no docs/ in this checkout")
+@pytest.mark.parametrize("cls", [TreeEnsembleLayerClassifier, TreeEnsembleLayerRegressor])
+def test_the_user_guides_leaf_probabilities_give_the_prediction(cls):
+    """The function the user guide gives in place of ``apply`` (run as
+    written there): every tree's probabilities sum to one, their product
+    with the leaf vectors is the prediction, and the leaves they reach are
+    those ``reachable_leaves`` counts."""
+    code = re.search(r"```python\n(import numpy as np\n\ndef leaf_probabilities.*?)```",
+                     GUIDE.read_text(), flags=re.S)
+    namespace = {}
+    exec(code.group(1), namespace)
+    X, score, _ = _table()
+    y = (score > 0).astype(int) if cls is TreeEnsembleLayerClassifier else score
+    est = _fit(cls(**FAST), X, y)
+    assert est.is_categorical_.any()  # its indicator columns are built too
+    P = namespace["leaf_probabilities"](est, X)
+    assert P.shape == (len(X), est.n_trees, 2**est.max_depth)
+    np.testing.assert_allclose(P.sum(axis=2), 1.0, rtol=1e-12)
+    out = np.einsum("ntl,tlk->nk", P, est.leaf_values_) + est.intercept_
+    if cls is TreeEnsembleLayerClassifier:
+        proba = np.exp(out - out.max(axis=1, keepdims=True))
+        np.testing.assert_allclose(proba / proba.sum(axis=1, keepdims=True),
+                                   est.predict_proba(X), rtol=1e-9, atol=1e-12)
+    else:
+        np.testing.assert_allclose(out[:, 0], est.predict(X), rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal((P > 0).sum(axis=2).mean(axis=1), est.reachable_leaves(X))
