@@ -451,6 +451,7 @@ def test_unpickle_and_predict_without_torch(cls, tmp_path):
         if hasattr(est, "predict_proba"):
             est.predict_proba(X)
         est.reachable_leaves(X)
+        np.save({str(tmp_path / "imp.npy")!r}, est.feature_importances_)
         export_text(est)
         assert not any(m == "torch" or m.startswith("torch.") for m in sys.modules)
         print("OK")
@@ -458,6 +459,7 @@ def test_unpickle_and_predict_without_torch(cls, tmp_path):
         tmp_path,
     )
     np.testing.assert_array_equal(np.load(tmp_path / "pred.npy", allow_pickle=True), expected)
+    np.testing.assert_array_equal(np.load(tmp_path / "imp.npy"), est.feature_importances_)
 
 
 # ------------------------------------------------------- accuracy floors

@@ -36,7 +36,7 @@ from .persistence import VersionedStateMixin
 from .batching import resolve_batching
 from ._guard import check_finite_model
 from ._plan import _FitPlan
-from .categorical import input_importances, term_spread
+from .categorical import split_importances
 from .tree import ObliqueTree
 from .validation import (
     check_fit_data,
@@ -171,7 +171,7 @@ class BaseObliqueTree(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         n_int = tree.n_internal
         frac = tree.n_node_samples[:n_int] / max(tree.n_node_samples[0], 1e-300)
         frac = frac * tree.active[:n_int]
-        return input_importances(self, frac @ term_spread(self, tree.weights))
+        return split_importances(self, tree.weights, frac)
 
 
 class BaseGradientModel(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):

@@ -15,7 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._compat import Interval, StrOptions
 from .._core.batching import MAX_BATCH
 from .._core.base import BaseGradientModel, TreeClassifierMixin, TreeRegressorMixin
-from .._core.categorical import CATEGORICAL_CONSTRAINT
+from .._core.categorical import CATEGORICAL_CONSTRAINT, split_importances
 from .._core.validation import check_predict_data, constant_columns
 from .._core._memory import check_memory
 from ._docstrings import _DOC_ATTRS, _DOC_PARAMS, _DOC_REFS
@@ -26,21 +26,31 @@ from ._onnx import tel_graph
 __all__ = ["TreeEnsembleLayerClassifier", "TreeEnsembleLayerRegressor"]
 
 
-def _node_statistics(Z, W, b, O, gamma, max_entries=2**21):
+def _node_statistics(Z, W, b, O, gamma, weight=None, max_entries=2**21):
     """Per-node training statistics of a fitted ensemble (standardized ``Z``).
 
     Returns ``reach`` (n_trees, n_nodes): fraction of the rows reaching each
     node with a nonzero probability; ``mass`` (n_trees, n_nodes): mean
-    ``P(x -> node)``; ``soft`` (n_trees, n_internal): among the rows reaching
-    an internal node, the fraction whose activation there is fractional
-    (0 < S < 1).
+    ``P(x -> node)``, weighted by ``weight`` (the rows' training weights;
+    None: equal), i.e. the expected share of the training weight the node
+    carries; ``soft`` (n_trees, n_internal): among the rows reaching an
+    internal node, the fraction whose activation there is fractional
+    (0 < S < 1); ``split`` (n_trees, n_internal): the training weight an
+    internal node's split divides (``feature_importances_``), its ``mass``
+    times the variance of its right-probability ``S`` over the rows weighted
+    by ``weight * P(x -> node)``: ``m_L m_R / m - mean(weight P(x -> node)
+    S (1 - S))`` from its children's masses ``m_L``, ``m_R`` (hard routing:
+    ``m p_L p_R``; 0 for a node sending every row one way, or every row
+    with the same probability).
 
     Conditional, like the layer: the compiled forward pass records, per row,
     only its fractional nodes and reachable leaves, so the work and the
     temporary memory grow with the nodes the rows actually reach, not with
     ``2**depth`` (the outputs are one number per node, like the parameters).
-    A node is reached iff it is an ancestor of a reachable leaf, and its mass
-    is the sum of the masses of the leaves below it. Rows are processed in
+    A node is reached iff it is an ancestor of a reachable leaf, its mass
+    (per row: ``P(x -> node)``) is the sum of the masses of the leaves below
+    it, and a row is fractional at a node iff it reaches both children
+    (then ``P S (1 - S) = P_L P_R / (P_L + P_R)``). Rows are processed in
     chunks sized so that a chunk's record buffers hold about ``max_entries``
     entries (rows that reach many leaves get smaller chunks).
     """
@@ -51,9 +61,11 @@ def _node_statistics(Z, W, b, O, gamma, max_entries=2**21):
     reach = np.zeros(size)
     mass = np.zeros(size)
     soft = np.zeros(size)
+    fractional = np.zeros(size)  # sum of weight * P(x -> node) * S * (1 - S)
+    weight = np.ones(Z.shape[0]) if weight is None else np.asarray(weight, dtype=np.float64)
     start, chunk, capacity, longest = 0, 16, 16, 1
     while start < Z.shape[0]:
-        z = Z[start : start + chunk]
+        z, w = Z[start : start + chunk], weight[start : start + chunk]
         start += z.shape[0]
         _, _, rec = tel_forward(z, W, b, O, gamma, record=True, capacity=capacity)
         # The next chunks' rows are alike: twice the longest record so far
@@ -67,7 +79,8 @@ def _node_statistics(Z, W, b, O, gamma, max_entries=2**21):
         ids = rec.node[row, col].astype(np.int64)
         node = ids % n_nodes
         is_leaf = node >= n_int
-        mass += np.bincount(ids[is_leaf], weights=rec.value[row, col][is_leaf], minlength=size)
+        prob = rec.value[row, col][is_leaf]  # P(x -> leaf)
+        mass += np.bincount(ids[is_leaf], weights=prob * w[row[is_leaf]], minlength=size)
         soft += np.bincount(ids[~is_leaf], minlength=size)
         # Every ancestor of a reachable leaf is reached (once per row). A
         # row's leaves come tree by tree, left to right, so the ancestors of
@@ -79,12 +92,26 @@ def _node_statistics(Z, W, b, O, gamma, max_entries=2**21):
             anc = base + ((leaf + 1) >> (depth - level)) - 1
             first[1:] = (anc[1:] != anc[:-1]) | (lrow[1:] != lrow[:-1])
             reach += np.bincount(anc[first], minlength=size)
-    reach, mass, soft = (a.reshape(n_trees, n_nodes) for a in (reach, mass, soft))
+            if level:  # siblings both reached: the row is fractional at their parent
+                starts = np.flatnonzero(first)
+                p_anc, a, r = np.add.reduceat(prob, starts), anc[starts], lrow[starts]
+                k = np.flatnonzero((a[:-1] % n_nodes % 2 == 1) & (a[1:] == a[:-1] + 1)
+                                   & (r[1:] == r[:-1]))
+                pl, pr = p_anc[k], p_anc[k + 1]
+                parent = a[k] - (a[k] % n_nodes) + (a[k] % n_nodes - 1) // 2
+                fractional += np.bincount(parent, weights=w[r[k]] * pl * pr / (pl + pr),
+                                          minlength=size)
+    reach, mass, soft, fractional = (a.reshape(n_trees, n_nodes)
+                                     for a in (reach, mass, soft, fractional))
     for level in range(depth - 1, -1, -1):  # internal masses: sums of the leaves below
         nodes = np.arange(2**level - 1, 2 ** (level + 1) - 1)
         mass[:, nodes] = mass[:, 2 * nodes + 1] + mass[:, 2 * nodes + 2]
     soft = soft[:, :n_int] / np.maximum(reach[:, :n_int], 1)  # 0 where no row reaches
-    return reach / Z.shape[0], mass / Z.shape[0], soft
+    m, m_left, m_right = mass[:, :n_int], mass[:, 1::2], mass[:, 2::2]
+    split = m_left * m_right / np.where(m > 0, m, 1.0) - fractional[:, :n_int]
+    split = np.where(split > 1e-12 * m, split, 0.0)  # not rounding: every row one way
+    total = weight.sum()
+    return reach / Z.shape[0], mass / total, soft, split / total
 
 
 class _BaseTEL(_TELExportMixin, BaseGradientModel):
@@ -240,7 +267,7 @@ class _BaseTEL(_TELExportMixin, BaseGradientModel):
             type(self).__name__,
             ensemble_memory(self.n_trees, self.max_depth, n_features, n_outputs, rows),
             f"n_trees={self.n_trees}, max_depth={self.max_depth}, {n_features} features"
-            + (f", backend='dense'" if dense else ""),
+            + (", backend='dense'" if dense else ""),
         )
         return TreeEnsembleLayer(
             n_features, n_outputs, n_trees=self.n_trees, depth=self.max_depth,
@@ -272,9 +299,9 @@ class _BaseTEL(_TELExportMixin, BaseGradientModel):
         Z = (X[keep] - self._feature_mean) / self._feature_scale
         _, n_leaves, _ = tel_forward(Z, W, b, O, float(self.gamma))
         self.n_reachable_leaves_ = float(n_leaves.mean()) / self.n_trees
-        self._node_reach, self._node_mass, self._node_soft = _node_statistics(
-            Z, W, b, O, float(self.gamma)
-        )
+        (self._node_reach, self._node_mass, self._node_soft,
+         self._node_split) = _node_statistics(Z, W, b, O, float(self.gamma),
+                                              weight=sample_weight[keep])
 
     # -------------------------------------------------------------- predict
     def _raw_output(self, X):
@@ -306,6 +333,31 @@ class _BaseTEL(_TELExportMixin, BaseGradientModel):
             self.leaf_values_, float(self.gamma),
         )
         return n_leaves / self.n_trees
+
+    @property
+    def feature_importances_(self):
+        """Normalized split importances, shape (n_features_in_,).
+
+        The oblique trees' definition for soft splits: every internal node of
+        every tree divides its feature weights ``|w_j| * std_j`` (standardized
+        scale; a feature with indicator columns: the spread of its whole term
+        over the training rows) among the features in proportion, weighted by
+        the training weight the node divides: its expected share of the
+        (weighted) training rows times the variance of its right-probability
+        over them (routed hard: ``p * p_left * p_right``; a node sending
+        every row one way, or every row with the same probability, counts
+        zero). Summed over all trees and normalized to add up to one; all
+        zeros without such a split. From the statistics ``fit`` records;
+        after ``greedy_fallback_``, those of the CART's splits.
+        """
+        check_is_fitted(self)
+        n_int = self.weights_.shape[1]
+        split = getattr(self, "_node_split", None)
+        if split is None:  # pickled before it was recorded: routing taken as hard
+            m = self._node_mass
+            split = m[:, 1:2 * n_int:2] * m[:, 2::2] / np.where(m[:, :n_int] > 0, m[:, :n_int], 1)
+        used = split > 0
+        return split_importances(self, self.weights_[used], split[used], shares=True)
 
     def _onnx_graph(self, graph):
         """Hook of :func:`sklearn_difftrees.to_onnx` (every soft tree, densely)."""

@@ -135,6 +135,16 @@ _DOC_ATTRS = """
         chooses).
     greedy_fallback_ : bool
         Whether ``greedy_floor`` replaced the trained ensemble by a CART.
+    feature_importances_ : ndarray of shape (n_features_in_,)
+        Split importances, adding up to one (all zeros when no split divides
+        the training rows): each split's weights on the standardized scale,
+        ``|w_j| * std_j`` (a feature's indicator columns counted with it: the
+        spread of its whole term), as shares of the split, weighted by the
+        training weight the split divides, its expected share of the
+        (weighted) training rows times the variance of its right-probability
+        over them (routed hard: ``p * p_left * p_right``), summed over the
+        nodes of all trees. After ``greedy_fallback_``, the CART's splits.
+        See the user guide, "Feature importances".
     n_iter_ : int
         Number of epochs run.
     loss_curve_ : list of float
