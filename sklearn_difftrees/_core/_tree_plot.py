@@ -10,11 +10,12 @@ measured once with the figure's text engine (:class:`_Boxes`, no drawing),
 and the slots are made just wider and taller than the largest box. A figure
 this module creates is sized to the trees, at most
 :data:`MAX_FIGURE_INCHES`; into axes the caller passes, the font shrinks
-instead. ``max_depth="auto"`` keeps the whole tree where it fits so with a
-font of at least :data:`LEGIBLE_FONTSIZE` points (into the caller's
-axes: without overlapping boxes), else its deepest levels that do; the subtrees cut are drawn as ``(...)`` boxes, as in
-scikit-learn's ``plot_tree``. One check of the drawn boxes (measured, not
-rendered) follows. Edges are one line collection per axes.
+instead. ``max_depth="auto"`` keeps the whole tree where it fits (a new
+figure at a font of at least :data:`LEGIBLE_FONTSIZE` points; the caller's
+axes without overlapping boxes), else its deepest levels that do; the
+subtrees cut are drawn as ``(...)`` boxes, as in scikit-learn's
+``plot_tree``. One check of the drawn boxes (measured, not rendered)
+follows. Edges are one line collection per axes.
 """
 
 import math
@@ -167,7 +168,7 @@ def _band(fs, titled):
     return (1.6 * fs + 8.0) / 72.0 if titled else 0.0
 
 
-def _grid_scale(n, need, rows, cols, fs, titled):
+def _grid_scale(need, rows, cols, fs, titled):
     """Largest font scale (at most 1) at which ``rows x cols`` cells of axes
     ``need`` (inches, at font ``fs``) fit :data:`MAX_FIGURE_INCHES`."""
     cap_w, cap_h = MAX_FIGURE_INCHES
@@ -187,11 +188,11 @@ def _own_figure_plan(n, need, fs, titled):
     cols = int(min(n, max(1, round(math.sqrt(n * cell_h / need[0])))))
     rows = -(-n // cols)
     cols = -(-n // rows)
-    scale = _grid_scale(n, need, rows, cols, fs, titled)
+    scale = _grid_scale(need, rows, cols, fs, titled)
     if scale < 1.0:
         for c in range(1, n + 1):
             r = -(-n // c)
-            s = _grid_scale(n, need, r, c, fs, titled)
+            s = _grid_scale(need, r, c, fs, titled)
             if s > scale:
                 scale, rows, cols = s, r, c
     return scale, rows, cols
