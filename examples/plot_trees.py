@@ -4,8 +4,10 @@ Drawing the trees
 
 Every tree of the package can be printed with
 :func:`~sklearn_difftrees.export_text`, drawn with
-:func:`~sklearn_difftrees.plot_tree` (at any depth: without ``ax`` the
-figure is sized to the tree) and exported to Graphviz with
+:func:`~sklearn_difftrees.plot_tree` (without ``ax`` the figure is sized to
+the tree, at most 40 x 25 inches; a tree too large for it shows the levels
+that fit, the subtrees below as ``(...)``, and ``max_depth`` cuts it as in
+scikit-learn) and exported to Graphviz with
 :func:`~sklearn_difftrees.export_graphviz`. Oblique splits are shown by
 their heaviest weights (``top_k``), with the feature names of the data, and
 nodes that send every training sample the same way are not drawn.

@@ -16,7 +16,6 @@ from sklearn_difftrees import (
     DGTForestClassifier,
     DGTRegressor,
     NonGreedyObliqueTreeClassifier,
-    ObliqueTree,
     TreeEnsembleLayerClassifier,
     TreeEnsembleLayerRegressor,
     export_graphviz,
@@ -30,6 +29,7 @@ from sklearn_difftrees.datasets import load_dataset
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from _plots import _boxes, _hand_made, _overlaps  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
@@ -42,51 +42,11 @@ class _NoTree(DecisionTreeClassifier):
         return self
 
 
-def _hand_made(depth, n_features=6, n=4000, zero_nodes=(), seed=0):
-    """A fitted DGTClassifier holding a random complete oblique tree.
-
-    Nodes in ``zero_nodes`` get zero weights and bias (``0 <= 0``: every
-    sample goes left, as NonGreedy's pruned nodes).
-    """
-    rng = np.random.RandomState(seed)
-    X = rng.randn(n, n_features)
-    n_int = 2**depth - 1
-    W = rng.randn(n_int, n_features)
-    b = rng.randn(n_int) * 0.3
-    for node in zero_nodes:
-        W[node], b[node] = 0.0, 0.0
-    V = rng.dirichlet(np.ones(3), size=2**depth)
-    est = DGTClassifier(max_depth=depth)
-    est.tree_ = ObliqueTree(W, b, V).finalize(X)
-    est.classes_ = np.array([0, 1, 2])
-    est.n_classes_ = 3
-    est.n_outputs_ = 1
-    est.n_features_in_ = n_features
-    est._feature_scale = np.ones(n_features)
-    return est
-
-
-def _boxes(texts):
-    fig = texts[0].figure
-    fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()
-    ext = [t.get_bbox_patch().get_window_extent(renderer) for t in texts]
-    return np.array([[e.x0, e.y0, e.x1, e.y1] for e in ext])
-
-
-def _overlaps(boxes):
-    pairs = []
-    for i in range(len(boxes)):
-        o = boxes[i + 1:]
-        hit = ((o[:, 0] < boxes[i, 2]) & (boxes[i, 0] < o[:, 2])
-               & (o[:, 1] < boxes[i, 3]) & (boxes[i, 1] < o[:, 3]))
-        pairs += [(i, i + 1 + j) for j in np.flatnonzero(hit)]
-    return pairs
-
-
 # ------------------------------------------------------------------- layout
-@pytest.mark.parametrize("depth", [3, 8])
+@pytest.mark.parametrize("depth", [3, 5])
 def test_plot_tree_any_depth_each_node_once_no_overlap(depth):
+    # Depth 5 (about 30 leaves) is drawn whole by the default max_depth="auto"
+    # in a figure up to 40 inches wide; deeper trees: tests/test_plot_tree.py.
     est = _hand_made(depth)
     view = tree_view(est, top_k=2)
     shown = list(view.root.walk())
@@ -100,8 +60,8 @@ def test_plot_tree_any_depth_each_node_once_no_overlap(depth):
         assert not _overlaps(_boxes(texts))
         # The figure grows with the number of leaves.
         n_leaves = sum(v.is_leaf for v in shown)
-        if depth == 8:
-            assert n_leaves > 50
+        if depth == 5:
+            assert n_leaves > 20
             assert texts[0].figure.get_size_inches()[0] > 20
     finally:
         plt.close("all")
@@ -116,8 +76,13 @@ def test_plot_tree_into_given_axes_shrinks_the_font():
         assert not _overlaps(_boxes(texts))
         assert tuple(fig.get_size_inches()) == (12, 5)  # the user's figure is kept
         fig2, ax2 = plt.subplots(figsize=(2, 1))
-        with pytest.warns(UserWarning, match="too small"):
-            plot_tree(_hand_made(7), ax=ax2)
+        with pytest.warns(UserWarning, match="too small"):  # the whole tree, asked for
+            plot_tree(_hand_made(7), ax=ax2, max_depth=None)
+        with warnings.catch_warnings():  # max_depth="auto": the levels that fit, no overlap
+            warnings.simplefilter("error", UserWarning)
+            texts = plot_tree(_hand_made(7), ax=ax2)
+        assert any(t.get_text() == "(...)" for t in texts)
+        assert not _overlaps(_boxes(texts))
     finally:
         plt.close("all")
 
@@ -167,7 +132,7 @@ def test_non_greedy_tree_has_no_zero_splits(bundled):
     text = export_text(clf)
     assert not re.search(r"\|--- 0 (<=|> )", text)
     assert "no training samples" not in text
-    assert len(plot_tree(clf)) == len(list(tree_view(clf).root.walk()))
+    assert len(plot_tree(clf, max_depth=None)) == len(list(tree_view(clf).root.walk()))
     plt.close("all")
 
 

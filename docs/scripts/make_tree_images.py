@@ -7,9 +7,12 @@ parameters except the depth)::
     python docs/scripts/make_tree_images.py --out /tmp # elsewhere
 
 * a depth-8 ``DGTClassifier`` on ``segmentation`` (7 classes, 19 named
-  features), drawn whole;
+  features), drawn as ``plot_tree(clf, filled=True)`` draws it (the levels
+  that fit its figure of at most 40 x 25 inches, the subtrees below as
+  ``(...)``), saved at the dpi that makes its text at least 10 pixels high;
 * a depth-8 ``NonGreedyObliqueTreeClassifier`` (other parameters default) on
-  ``vehicle``.
+  ``vehicle``, drawn whole into the axes of a 90 x 8 inch figure (what the
+  default figure, at most 40 x 25 inches, cannot hold at a legible font).
 
 Both are fitted on a 70/30 stratified split (``random_state=0``) of the data
 loaded as a DataFrame, so the splits print the features' names. Pass-through
@@ -26,6 +29,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import matplotlib.pyplot as plt  # noqa: E402
 from sklearn.exceptions import ConvergenceWarning  # noqa: E402
 from sklearn.model_selection import train_test_split  # noqa: E402
 
@@ -52,12 +56,19 @@ def _fit(name, model):
     return model
 
 
-def _save(model, path, dpi):
-    texts = plot_tree(model, filled=True)
+def _save(model, path, dpi, figsize=None):
+    """``plot_tree(model, filled=True)`` saved to ``path``: in the figure it
+    makes (at most 40 x 25 inches, the levels that fit), or drawn whole into
+    the axes of a ``figsize`` figure (the font shrinks to fit)."""
+    ax = None if figsize is None else plt.figure(figsize=figsize).add_axes([0, 0, 1, 1])
+    texts = plot_tree(model, filled=True, ax=ax)
     fig = texts[0].figure
+    fs = texts[0].get_fontsize()
+    dpi = max(dpi, round(10 * 72 / fs))  # the text at least 10 pixels high
     fig.savefig(path, dpi=dpi)
     w, h = fig.get_size_inches()
-    print(f"  {path}: {len(texts)} boxes, {w:.0f} x {h:.0f} in at {dpi} dpi")
+    print(f"  {path}: {len(texts)} boxes ({sum(t.get_text() == '(...)' for t in texts)} cut), "
+          f"{w:.0f} x {h:.1f} in, font {fs:.1f} pt, at {dpi} dpi")
 
 
 def main(argv=None):
@@ -69,7 +80,8 @@ def main(argv=None):
     dgt = _fit("segmentation", DGTClassifier(max_depth=8, random_state=0))
     _save(dgt, os.path.join(args.out, "plot_tree_dgt_depth8.png"), args.dpi)
     ng = _fit("vehicle", NonGreedyObliqueTreeClassifier(max_depth=8, random_state=0))
-    _save(ng, os.path.join(args.out, "plot_tree_non_greedy.png"), args.dpi)
+    # Every shown node of the 50-leaf tree: a wide figure of the script's own.
+    _save(ng, os.path.join(args.out, "plot_tree_non_greedy.png"), args.dpi, figsize=(90, 8))
     return 0
 
 

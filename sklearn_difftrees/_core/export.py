@@ -148,12 +148,13 @@ def tree_views(est, *, feature_names=None, class_names=None, decimals=2, top_k=3
 
 
 def _whole_views(est, tree_index, feature_names, class_names, decimals, top_k, max_depth):
-    """:func:`tree_views` cut at ``max_depth``, or ``None`` when ``tree_index``
+    """:func:`tree_views` cut at ``max_depth`` (an int; whole for ``None`` and
+    ``"auto"``, which the drawing resolves), or ``None`` when ``tree_index``
     is given or the estimator is not shown whole (the exports' shared step)."""
     whole = None if tree_index is not None else tree_views(
         est, feature_names=feature_names, class_names=class_names, decimals=decimals,
         top_k=top_k)
-    if whole is None or max_depth is None:
+    if whole is None or not isinstance(max_depth, Integral):  # None, or plot_tree's "auto"
         return whole
     views, titles = whole
     return [v.truncate(max_depth) for v in views], titles
@@ -255,33 +256,39 @@ def export_text(
 
 
 @validate_params(
-    {**_COMMON_PARAMS, "max_depth": [Interval(Integral, 0, None, closed="left"), None],
+    {**_COMMON_PARAMS,
+     "max_depth": [Interval(Integral, 0, None, closed="left"), StrOptions({"auto"}), None],
      "fontsize": [Interval(Integral, 1, None, closed="left"), None],
      "filled": ["boolean"], "ax": "no_validation"},
     prefer_skip_nested_validation=True,
 )
 def plot_tree(
-    decision_tree, *, feature_names=None, class_names=None, max_depth=None, decimals=2, top_k=2,
-    fontsize=None, filled=False, tree_index=None, ax=None,
+    decision_tree, *, feature_names=None, class_names=None, max_depth="auto", decimals=2,
+    top_k=2, fontsize=None, filled=False, tree_index=None, ax=None,
 ):
-    """Plot a fitted tree with matplotlib (optional dependency), at any depth.
+    """Plot a fitted tree with matplotlib (optional dependency).
 
     Internal nodes show their split, one term per row (``top_k`` heaviest
     features, as in :func:`export_text`; the left child is where the
     condition holds) and the training weight reaching them; leaves show
     their prediction. Pass-through nodes (a split that sends every training
     sample the same way) are not drawn: their only non-empty subtree takes
-    their place.
+    their place. A subtree cut by ``max_depth`` is drawn as a grey ``(...)``
+    box, as in scikit-learn's ``plot_tree``.
 
     Layout: the shown leaves take consecutive slots from left to right and
     every split sits above the middle of its children, so boxes never
     overlap. Without ``ax`` a new figure is made, sized to the number of
-    leaves and the depth; with ``ax`` the font shrinks to fit.
+    leaves and the depth at ``fontsize``, at most 40 x 25 inches
+    (``_tree_plot.MAX_FIGURE_INCHES``); with ``ax`` the font shrinks to fit
+    (as scikit-learn's ``plot_tree`` does). The boxes are measured, not
+    drawn: rendering happens when the figure is shown or saved.
 
     A tree ensemble layer (:class:`TreeEnsembleLayerClassifier`, ...)
     without ``tree_index`` is drawn whole, as :func:`export_text` prints
     it: one axes per soft tree, titled ``tree <t>``, in a grid of a new
-    figure sized to the largest tree, or into the axes passed as ``ax``.
+    figure sized to the largest tree (within the same bound), or into the
+    axes passed as ``ax``.
 
     Parameters
     ----------
@@ -292,8 +299,17 @@ def plot_tree(
         As in :func:`export_text`.
     class_names : array-like of str, default=None
         As in :func:`export_text`.
-    max_depth : int, default=None
-        Maximum depth drawn (``None``: the whole tree).
+    max_depth : int, "auto" or None, default="auto"
+        Maximum depth drawn: the splits of the first ``max_depth`` levels
+        are drawn, the subtrees below them as ``(...)`` boxes. ``"auto"``:
+        the whole tree when it fits, else its first levels that fit (at
+        least one). A new figure fits with a font of at least 6 points
+        (``fontsize`` if smaller): a complete depth-8 tree shows about its
+        first 4 or 5 levels; axes passed as ``ax`` fit without overlapping
+        boxes, the font shrinking down to 3 points. Trees that fit are drawn
+        whole, as with ``None``. ``None``: the whole tree; where it does not
+        fit (the figure's bound, or the axes), the font shrinks down to 3
+        points and a :class:`UserWarning` says that boxes overlap.
     decimals : int, default=2
         Number of decimals printed.
     top_k : int, default=2
@@ -327,19 +343,19 @@ def plot_tree(
         raise ImportError(
             "plot_tree requires matplotlib: pip install 'sklearn-difftrees[plot]'."
         ) from exc
-    from ._tree_plot import draw_view, draw_views
+    from ._tree_plot import draw_views
 
     whole = _whole_views(decision_tree, tree_index, feature_names, class_names, decimals,
-                         top_k, max_depth)
+                         top_k, None)  # cut by the drawing (max_depth="auto" measures)
     if whole is not None:
         views, titles = whole
         axes = _ensemble_axes(ax, decision_tree, len(views))
-        return draw_views(views, titles=titles, axes=axes, fontsize=fontsize, filled=filled)
-    view = tree_view(decision_tree, tree_index=tree_index, feature_names=feature_names,
-                     class_names=class_names, decimals=decimals, top_k=top_k)
-    if max_depth is not None:
-        view = view.truncate(max_depth)
-    return draw_view(view, ax=ax, fontsize=fontsize, filled=filled)
+    else:
+        views = [tree_view(decision_tree, tree_index=tree_index, feature_names=feature_names,
+                           class_names=class_names, decimals=decimals, top_k=top_k)]
+        titles, axes = None, None if ax is None else [ax]
+    return draw_views(views, titles=titles, axes=axes, fontsize=fontsize, filled=filled,
+                      max_depth=max_depth)
 
 
 def _ensemble_axes(ax, est, n):

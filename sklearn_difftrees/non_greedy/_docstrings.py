@@ -63,7 +63,7 @@ _DOC_PARAMS = """
         the loss-augmented leaf (Algorithm 1, line 10). ``False`` (the
         paper's procedure) returns those trained leaves; on eight bundled
         classification sets neither choice was better on most of them.
-    max_iter : int, default=50
+    max_iter : int, default=200
         Maximum number of SGD epochs (0 keeps the CART / CO2 start).
 """ + batch_size_doc(128, large=(
     ", and the greedy start (``max_depth=\"auto\"``'s cross-validation and\n"
