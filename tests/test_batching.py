@@ -127,16 +127,22 @@ def test_auto_epochs_on_large_data_shared_trainer(small_limits, monkeypatch):
     assert len(steps) == 3 * 4  # 3 epochs of 64 rows in batches of 16
 
 
-def test_auto_epochs_on_large_data_non_greedy(small_limits, rows_seen, no_cross_check):
-    from sklearn_difftrees.non_greedy import _train
+def test_auto_epochs_on_large_data_non_greedy(small_limits, monkeypatch, no_cross_check):
+    from sklearn_difftrees.non_greedy import _lai
 
-    rows = rows_seen(_train, "loss_augmented_inference")
+    epochs, real = [], _lai._sgd_epoch
+
+    def spy(X, y_cls, y_reg, w, perm, assign, batch_size, *args):
+        epochs.append((perm.shape[0], batch_size))  # one compiled call per epoch
+        return real(X, y_cls, y_reg, w, perm, assign, batch_size, *args)
+
+    monkeypatch.setattr(_lai, "_sgd_epoch", spy)
     X, y = _data(1000)
     est = NonGreedyObliqueTreeClassifier(max_depth=3, max_iter=3, early_stopping=False,
                                          n_iter_no_change=10, random_state=0)
     est.fit(X, y)
     assert est.n_iter_ == 3
-    assert rows == [16] * 12
+    assert epochs == [(64, 16)] * 3  # 4 batches of 16 rows per epoch
 
 
 def test_auto_large_data_batched_and_polytope_fit(small_limits):
