@@ -253,6 +253,94 @@ cdef void _lai_row(
     bound[out] = best_val + extra
 
 
+cdef inline double _lse_of(const double* theta, Py_ssize_t K) noexcept nogil:
+    # log sum exp of one leaf's K logits
+    cdef Py_ssize_t k
+    cdef double mx = theta[0], z = 0.0
+    for k in range(1, K):
+        if theta[k] > mx:
+            mx = theta[k]
+    for k in range(K):
+        z += exp(theta[k] - mx)
+    return mx + log(z)
+
+
+cdef inline void _add_leaf_grad(
+    const double* theta,
+    double* gth,
+    double* grad_row,
+    Py_ssize_t K,
+    int loss_kind,
+    int64_t y,
+    const double* y_row,
+    double c,
+) noexcept nogil:
+    # ``gth += c * d loss(theta, y) / d theta`` of one leaf: softmax minus
+    # one-hot (log loss) or 2 (theta - y) (squared loss).
+    cdef Py_ssize_t k
+    cdef double mx, z = 0.0
+    if loss_kind == 0:
+        mx = theta[0]
+        for k in range(1, K):
+            if theta[k] > mx:
+                mx = theta[k]
+        for k in range(K):
+            grad_row[k] = exp(theta[k] - mx)
+            z += grad_row[k]
+        for k in range(K):
+            grad_row[k] = grad_row[k] / z
+        grad_row[y] -= 1.0
+    else:
+        for k in range(K):
+            grad_row[k] = 2.0 * (theta[k] - y_row[k])
+    for k in range(K):
+        gth[k] += grad_row[k] * c
+
+
+cdef inline void _step(
+    double* param,
+    double* velocity,
+    double* grad,
+    Py_ssize_t n,
+    double learning_rate,
+    double momentum,
+) noexcept nogil:
+    # One momentum step of ``n`` parameters; the gradient is zeroed.
+    cdef Py_ssize_t j
+    for j in range(n):
+        velocity[j] = momentum * velocity[j] + grad[j]
+        param[j] -= learning_rate * velocity[j]
+        grad[j] = 0.0
+
+
+cdef inline void _step_split(
+    double[:, ::1] W,
+    double[::1] b,
+    double[:, ::1] vW,
+    double[::1] vb,
+    double[:, ::1] gW,
+    double[::1] gb,
+    Py_ssize_t r,
+    double learning_rate,
+    double momentum,
+    double nu,
+) noexcept nogil:
+    # The momentum step of split row r of [W, b], then its projection to
+    # norm at most nu.
+    cdef Py_ssize_t j, p = W.shape[1]
+    cdef double norm = 0.0, f
+    _step(&W[r, 0], &vW[r, 0], &gW[r, 0], p, learning_rate, momentum)
+    _step(&b[r], &vb[r], &gb[r], 1, learning_rate, momentum)
+    for j in range(p):
+        norm += W[r, j] * W[r, j]
+    norm = sqrt(norm + b[r] * b[r])
+    if norm > nu:
+        f = nu / norm
+        for j in range(p):
+            W[r, j] *= f
+        b[r] *= f
+
+
 def _loss_augmented_inference(
     const floating[:, ::1] X,
     const double[:, ::1] W,
@@ -347,7 +435,7 @@ def _sgd_epoch(
     """
     cdef Py_ssize_t n = perm.shape[0], m = W.shape[0], p = W.shape[1], K = theta.shape[1]
     cdef Py_ssize_t start = 0, nb, i, k, j, t, r, row, node, leaf
-    cdef double wsum, total, c, c0, mx, z, norm, f
+    cdef double wsum, total, c, c0
     cdef bint stable = assign.shape[0] > 0
     cdef int status = 0
     with nogil:
@@ -355,14 +443,7 @@ def _sgd_epoch(
             nb = min(batch_size, n - start)
             if lse.shape[0] > 0:
                 for leaf in range(m + 1):
-                    mx = theta[leaf, 0]
-                    for k in range(1, K):
-                        if theta[leaf, k] > mx:
-                            mx = theta[leaf, k]
-                    z = 0.0
-                    for k in range(K):
-                        z += exp(theta[leaf, k] - mx)
-                    lse[leaf] = mx + log(z)
+                    lse[leaf] = _lse_of(&theta[leaf, 0], K)
             for i in range(nb):
                 row = perm[start + i]
                 _lai_row(X, W, b, theta, lse, y_cls, y_reg, row,
@@ -400,24 +481,9 @@ def _sgd_epoch(
             for i in range(nb):
                 row = perm[start + i]
                 leaf = g_leaf[i]
-                c0 = w[row] / wsum
-                if loss_kind == 0:
-                    mx = theta[leaf, 0]
-                    for k in range(1, K):
-                        if theta[leaf, k] > mx:
-                            mx = theta[leaf, k]
-                    z = 0.0
-                    for k in range(K):
-                        grad_row[k] = exp(theta[leaf, k] - mx)
-                        z += grad_row[k]
-                    for k in range(K):
-                        grad_row[k] = grad_row[k] / z
-                    grad_row[y_cls[row]] -= 1.0
-                else:
-                    for k in range(K):
-                        grad_row[k] = 2.0 * (theta[leaf, k] - y_reg[row, k])
-                for k in range(K):
-                    gth[leaf, k] += grad_row[k] * c0
+                _add_leaf_grad(&theta[leaf, 0], &gth[leaf, 0], &grad_row[0], K, loss_kind,
+                               y_cls[row] if loss_kind == 0 else 0,
+                               &y_reg[row if loss_kind == 1 else 0, 0], w[row] / wsum)
                 if not live_th[leaf]:
                     live_th[leaf] = 1
                     idx_th[n_live[1]] = leaf
@@ -425,28 +491,10 @@ def _sgd_epoch(
             # Momentum steps, the gradients zeroed, the projection
             # ||[w_i, b_i]|| <= nu of the rows that moved.
             for t in range(n_live[0]):
-                r = idx_W[t]
-                norm = 0.0
-                for j in range(p):
-                    vW[r, j] = momentum * vW[r, j] + gW[r, j]
-                    W[r, j] -= learning_rate * vW[r, j]
-                    gW[r, j] = 0.0
-                    norm += W[r, j] * W[r, j]
-                vb[r] = momentum * vb[r] + gb[r]
-                b[r] -= learning_rate * vb[r]
-                gb[r] = 0.0
-                norm = sqrt(norm + b[r] * b[r])
-                if norm > nu:
-                    f = nu / norm
-                    for j in range(p):
-                        W[r, j] *= f
-                    b[r] *= f
+                _step_split(W, b, vW, vb, gW, gb, idx_W[t], learning_rate, momentum, nu)
             for t in range(n_live[1]):
                 r = idx_th[t]
-                for k in range(K):
-                    vth[r, k] = momentum * vth[r, k] + gth[r, k]
-                    theta[r, k] -= learning_rate * vth[r, k]
-                    gth[r, k] = 0.0
+                _step(&theta[r, 0], &vth[r, 0], &gth[r, 0], K, learning_rate, momentum)
             start += nb
     return status
 
@@ -493,7 +541,7 @@ def _co2_level_epoch(
     cdef Py_ssize_t n = perm.shape[0], n_nodes = W.shape[0], p = W.shape[1]
     cdef Py_ssize_t K = theta.shape[2]
     cdef Py_ssize_t start = 0, nb, i, j, k, r, row, node, h, side
-    cdef double s, own, other, c, mx, z, norm, f, d
+    cdef double s, own, other, c, z, f, d
     cdef double loss_side[2]
     with nogil:
         while start < n:
@@ -510,14 +558,8 @@ def _co2_level_epoch(
                 h = 1 if s > 0.0 else 0
                 for side in range(2):
                     if loss_kind == 0:
-                        mx = theta[node, side, 0]
-                        for k in range(1, K):
-                            if theta[node, side, k] > mx:
-                                mx = theta[node, side, k]
-                        z = 0.0
-                        for k in range(K):
-                            z += exp(theta[node, side, k] - mx)
-                        loss_side[side] = mx + log(z) - theta[node, side, y_cls[row]]
+                        loss_side[side] = (_lse_of(&theta[node, side, 0], K)
+                                           - theta[node, side, y_cls[row]])
                     else:
                         z = 0.0
                         for k in range(K):
@@ -534,42 +576,11 @@ def _co2_level_epoch(
                     for j in range(p):
                         gW[node, j] += f * X[row, j]
                     gb[node] += f
-                if loss_kind == 0:
-                    mx = theta[node, side, 0]
-                    for k in range(1, K):
-                        if theta[node, side, k] > mx:
-                            mx = theta[node, side, k]
-                    z = 0.0
-                    for k in range(K):
-                        grad_row[k] = exp(theta[node, side, k] - mx)
-                        z += grad_row[k]
-                    for k in range(K):
-                        grad_row[k] = grad_row[k] / z
-                    grad_row[y_cls[row]] -= 1.0
-                else:
-                    for k in range(K):
-                        grad_row[k] = 2.0 * (theta[node, side, k] - y_reg[row, k])
-                for k in range(K):
-                    gth[node, side, k] += grad_row[k] * c
+                _add_leaf_grad(&theta[node, side, 0], &gth[node, side, 0], &grad_row[0], K,
+                               loss_kind, y_cls[row] if loss_kind == 0 else 0,
+                               &y_reg[row if loss_kind == 1 else 0, 0], c)
             for r in range(n_nodes):
-                norm = 0.0
-                for j in range(p):
-                    vW[r, j] = momentum * vW[r, j] + gW[r, j]
-                    W[r, j] -= learning_rate * vW[r, j]
-                    gW[r, j] = 0.0
-                    norm += W[r, j] * W[r, j]
-                vb[r] = momentum * vb[r] + gb[r]
-                b[r] -= learning_rate * vb[r]
-                gb[r] = 0.0
-                norm = sqrt(norm + b[r] * b[r])
-                if norm > nu:
-                    f = nu / norm
-                    for j in range(p):
-                        W[r, j] *= f
-                    b[r] *= f
-                for side in range(2):
-                    for k in range(K):
-                        vth[r, side, k] = momentum * vth[r, side, k] + gth[r, side, k]
-                        theta[r, side, k] -= learning_rate * vth[r, side, k]
-                        gth[r, side, k] = 0.0
+                _step_split(W, b, vW, vb, gW, gb, r, learning_rate, momentum, nu)
+                _step(&theta[r, 0, 0], &vth[r, 0, 0], &gth[r, 0, 0], 2 * K, learning_rate,
+                      momentum)
             start += nb

@@ -51,6 +51,18 @@ def _lse(theta):
     return (mx + np.log(np.exp(theta - mx).sum(axis=1, keepdims=True)))[:, 0]
 
 
+def _kernel_rows(X):
+    """``X`` as the kernels read it: C-contiguous float32 or float64."""
+    X = np.ascontiguousarray(X)
+    return X if X.dtype in (np.float32, np.float64) else X.astype(np.float64)
+
+
+def _check_updated(*arrays):
+    """The arrays a training kernel updates in place: float64, C-contiguous."""
+    if any(a.dtype != np.float64 or not a.flags.c_contiguous for a in arrays):
+        raise ValueError("W, b and theta must be float64 C-contiguous arrays.")
+
+
 def leaf_losses(theta, leaves, y, loss):
     """Loss of leaf ``leaves[n]``'s parameters on target ``y[n]`` (numpy)."""
     theta = np.asarray(theta, dtype=np.float64)
@@ -86,9 +98,7 @@ def loss_augmented_inference(X, W, b, theta, y, *, loss="log", inference="fast",
     -------
     result : LAIResult
     """
-    X = np.ascontiguousarray(X)
-    if X.dtype not in (np.float32, np.float64):
-        X = X.astype(np.float64)
+    X = _kernel_rows(X)
     W = np.ascontiguousarray(W, dtype=np.float64)
     b = np.ascontiguousarray(b, dtype=np.float64)
     theta = np.ascontiguousarray(theta, dtype=np.float64)
@@ -165,12 +175,8 @@ class SGDEpochs:
 
     def __init__(self, X, y, w, W, b, theta, *, loss, inference, batch_size, learning_rate,
                  momentum, nu):
-        self.X = np.ascontiguousarray(X)
-        if self.X.dtype not in (np.float32, np.float64):
-            self.X = self.X.astype(np.float64)
-        for a in (W, b, theta):
-            if a.dtype != np.float64 or not a.flags.c_contiguous:
-                raise ValueError("W, b and theta must be float64 C-contiguous arrays.")
+        self.X = _kernel_rows(X)
+        _check_updated(W, b, theta)
         self.W, self.b, self.theta = W, b, theta
         n, m = self.X.shape[0], W.shape[0]
         depth = int(round(np.log2(m + 1)))
@@ -234,12 +240,8 @@ class CO2LevelEpochs:
 
     def __init__(self, X, y, w, node_of, W, b, theta, *, loss, batch_size, learning_rate,
                  momentum, nu):
-        self.X = np.ascontiguousarray(X)
-        if self.X.dtype not in (np.float32, np.float64):
-            self.X = self.X.astype(np.float64)
-        for a in (W, b, theta):
-            if a.dtype != np.float64 or not a.flags.c_contiguous:
-                raise ValueError("W, b and theta must be float64 C-contiguous arrays.")
+        self.X = _kernel_rows(X)
+        _check_updated(W, b, theta)
         self.params = (W, b, theta)
         self.y_cls, self.y_reg = _targets(y, loss, self.X.shape[0])
         self.w = np.ascontiguousarray(w, dtype=np.float64)
