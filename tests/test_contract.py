@@ -1,5 +1,6 @@
 """The scikit-learn contract in everyday use: labels, DataFrames, pipelines, errors, export."""
 
+import copy
 import matplotlib
 
 matplotlib.use("Agg")
@@ -243,13 +244,26 @@ def test_feature_importances(fitted_clf, clf_data):
     assert imp.shape == (5,)
     assert np.all(imp >= 0)
     np.testing.assert_allclose(imp.sum(), 1.0)
-    # Independent recomputation from the definition.
+    # Independent recomputation from the definition: every split's features'
+    # shares of |w_j| * std_j, weighted by the training rows it divides
+    # (reaching it, times the fractions going left and right).
     X, _ = clf_data
     tree = est.tree_
-    P = est.decision_path(X).toarray()[:, : tree.n_internal]
-    frac = P.mean(axis=0)
-    raw = frac @ (np.abs(tree.weights) * X.std(axis=0))
+    m = tree.n_internal
+    P = est.decision_path(X).toarray()
+    n_node, n_left, n_right = (P[:, :m].sum(0), P[:, 1 : 2 * m + 1 : 2].sum(0),
+                               P[:, 2 : 2 * m + 2 : 2].sum(0))
+    divided = n_left * n_right / np.maximum(n_node, 1) / X.shape[0]
+    use = np.abs(tree.weights) * X.std(axis=0)
+    shares = use / np.where(use.sum(1, keepdims=True) > 0, use.sum(1, keepdims=True), 1)
+    raw = divided @ shares
     np.testing.assert_allclose(imp, raw / raw.sum(), rtol=1e-10)
+    # A split's scale routes nothing differently and does not count.
+    scaled = copy.deepcopy(est)
+    factor = np.linspace(0.1, 30.0, m)[:, None]
+    scaled.tree_.weights, scaled.tree_.bias = tree.weights * factor, tree.bias * factor[:, 0]
+    np.testing.assert_array_equal(scaled.apply(X), est.apply(X))
+    np.testing.assert_allclose(scaled.feature_importances_, imp, rtol=1e-12)
 
 
 def test_feature_importances_ignore_useless_feature():

@@ -689,3 +689,35 @@ def test_auto_depth_grows_past_eight_where_validation_keeps_improving():
             depths.append(ConvexPolytopeTreeClassifier(random_state=seed).fit(X_tr, y_tr).max_depth_)
     assert AUTO_MAX_DEPTH == 12 and max(depths) <= 12
     assert max(depths) > 8, depths
+
+
+def test_feature_importances_are_scale_free_shares_of_the_divided_weight():
+    """Oracle from the tree's arrays and the training rows: per split, its
+    facets' ``r_k |beta_kj| std_j`` as shares of the split, weighted by the
+    rows it divides (reaching it, times the fractions going each way); a
+    split's facet weights and threshold scaled together route nothing
+    differently and leave the importances unchanged."""
+    import copy
+
+    X, y = make_classification_3(400)
+    est = ConvexPolytopeTreeClassifier(**{**FAST, "max_depth": 3}).fit(X, y)
+    tree = est.tree_
+    nodes = np.flatnonzero(tree.is_split)
+    assert nodes.size >= 2
+    P = est.decision_path(X).toarray()
+    n = X.shape[0]
+    imp = np.zeros(X.shape[1])
+    for v in nodes:
+        lo, hi = tree.facet_ptr[v], tree.facet_ptr[v + 1]
+        use = tree.facet_weight[lo:hi] @ (np.abs(tree.facet_coef[lo:hi]) * X.std(axis=0))
+        divided = P[:, 2 * v + 1].sum() * P[:, 2 * v + 2].sum() / P[:, v].sum() / n
+        imp += divided * use / use.sum()
+    np.testing.assert_allclose(est.feature_importances_, imp / imp.sum(), rtol=1e-10)
+    scaled = copy.deepcopy(est)
+    for k, v in enumerate(nodes):
+        c = 0.2 + 3.0 * k
+        lo, hi = tree.facet_ptr[v], tree.facet_ptr[v + 1]
+        scaled.tree_.facet_weight[lo:hi] *= c
+        scaled.tree_.threshold[v] *= c
+    np.testing.assert_array_equal(scaled.apply(X), est.apply(X))
+    np.testing.assert_allclose(scaled.feature_importances_, est.feature_importances_, rtol=1e-12)

@@ -36,7 +36,7 @@ from .persistence import VersionedStateMixin
 from .batching import resolve_batching
 from ._guard import check_finite_model
 from ._plan import _FitPlan
-from .categorical import split_importances
+from .categorical import split_importances, term_spread
 from .tree import ObliqueTree
 from .validation import (
     check_fit_data,
@@ -157,21 +157,21 @@ class BaseObliqueTree(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
     def feature_importances_(self):
         """Normalized oblique-split importances, shape (n_features,).
 
-        For every internal node that training samples pass through, the
-        absolute weight of each feature *on the standardized scale*
-        (``|w_j| * std_j``, so that importances do not depend on feature units;
-        for a feature with indicator columns, see ``categorical_features``, the
-        standard deviation over the training rows of its whole term, its own
-        and its indicators' weights together) is weighted by the fraction of
-        the training weight passing through the node; the sums over nodes are
-        normalized to add up to one.
+        Every split divides its use of the features among them in
+        proportion to their weights *on the standardized scale* (``|w_j| *
+        std_j``, so that importances do not depend on feature units; for a
+        feature with indicator columns, see ``categorical_features``, the
+        standard deviation over the training rows of its whole term), so
+        that the split's scale, which routes nothing differently, does not
+        count; these shares are weighted by the training weight the split
+        divides (``p * p_left * p_right``: the fraction reaching the node
+        times those going each way), summed over the splits and normalized
+        to add up to one.
         """
         check_is_fitted(self)
         tree = self.tree_
-        n_int = tree.n_internal
-        frac = tree.n_node_samples[:n_int] / max(tree.n_node_samples[0], 1e-300)
-        frac = frac * tree.active[:n_int]
-        return split_importances(self, tree.weights, frac)
+        weight = tree.divided_weight() * tree.active[: tree.n_internal]
+        return split_importances(self, term_spread(self, tree.weights), weight)
 
 
 class BaseGradientModel(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):

@@ -349,20 +349,21 @@ def input_importances(estimator, importances):
     return imp / total if total > 0 else imp
 
 
-def split_importances(estimator, coef, node_weight, *, shares=False):
-    """The ``feature_importances_`` of linear splits: every split's use of
-    each input feature, :func:`term_spread` (the spread of the feature's
-    term in the split's score; ``coef``: one row of raw-unit coefficients
-    per split), weighted by ``node_weight`` (one number per split: the
-    training weight its node carries, or divides), summed over the splits
-    and normalized by :func:`input_importances`. The one definition of the
-    hard oblique trees (``BaseObliqueTree``) and of the soft trees of an
-    ensemble. ``shares=True`` divides each split's spreads by their sum
-    (the features' shares of the split; 0 for a split without weights), so
-    that a split's scale, which sets a soft split's sharpness, does not
-    count."""
-    spread = term_spread(estimator, coef)
-    if shares:
-        total = spread.sum(axis=1, keepdims=True)
-        spread = np.divide(spread, total, out=np.zeros_like(spread), where=total > 0)
-    return input_importances(estimator, np.asarray(node_weight, dtype=np.float64) @ spread)
+def split_importances(estimator, spread, node_weight):
+    """The ``feature_importances_`` of linear splits, the one definition of
+    the package's oblique, polytope and soft trees.
+
+    ``spread`` (one row per split, one column per input feature: the
+    :func:`term_spread` of the split's coefficients, or a polytope split's
+    facets' spreads weighted by their ``r_k``) gives each feature's use of
+    the split; each row is divided by its sum (the features' shares of the
+    split, 0 for a split without weights), so that a split's scale, which
+    routes nothing differently (hard splits) or sets a soft split's
+    sharpness, does not count. The shares are weighted by ``node_weight``
+    (one number per split: the training weight the split divides), summed
+    over the splits and normalized by :func:`input_importances`.
+    """
+    spread = np.asarray(spread, dtype=np.float64)
+    total = spread.sum(axis=1, keepdims=True)
+    shares = np.divide(spread, total, out=np.zeros_like(spread), where=total > 0)
+    return input_importances(estimator, np.asarray(node_weight, dtype=np.float64) @ shares)

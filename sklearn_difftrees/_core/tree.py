@@ -123,6 +123,24 @@ class HeapTree:
         """Number of active nodes (internal nodes and leaves)."""
         return int(self.active.sum())
 
+    def divided_weight(self):
+        """Training weight each potential internal node's split divides.
+
+        As a share of the root's: ``n_left * n_right / (n_node * n_root)``
+        from ``n_node_samples``, i.e. ``p * p_left * p_right`` (0 where no
+        training weight arrives or all of it goes one way); what
+        ``feature_importances_`` weights a split's feature shares by.
+
+        Returns
+        -------
+        weight : ndarray of shape (n_internal,)
+            One value per potential internal node, heap order.
+        """
+        n = np.asarray(self.n_node_samples, dtype=np.float64)
+        m = self.n_internal
+        node, left, right = n[:m], n[1 : 2 * m + 1 : 2], n[2 : 2 * m + 2 : 2]
+        return left * right / np.where(node > 0, node, 1.0) / max(n[0], 1e-300)
+
     @property
     def depth(self):
         """Largest number of splits on a path to an active leaf.

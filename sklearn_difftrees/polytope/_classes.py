@@ -16,7 +16,7 @@ from .._core._memory import check_memory
 from .._core.base import TRAINING_PARAMETER_CONSTRAINTS, BaseObliqueTree
 from .._core.optional import require_torch
 from .._core.batching import resolve_batching, validation_subsample
-from .._core.categorical import CATEGORICAL_CONSTRAINT, input_importances, term_spread
+from .._core.categorical import CATEGORICAL_CONSTRAINT, split_importances, term_spread
 from .._core.greedy import row_subsample
 from .._core.validation import (check_fit_data, check_predict_data, constant_columns,
                                  encode_classification_target, fit_standardizer,
@@ -279,20 +279,20 @@ class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, _GreedyFloorMixi
     def feature_importances_(self):
         """Normalized polytope-split importances, shape (n_features,).
 
-        For every split, each facet's absolute coefficients on the
+        For every split, its facets' absolute coefficients on the
         standardized scale (``|beta_kj| * std_j``; for a feature with indicator
         columns, the spread over the training rows of its whole term) weighted
-        by its ``r_k``, times the fraction of the training weight reaching the
-        node; the sums over nodes are normalized to add up to one.
+        by their ``r_k``, as shares of the split (its scale does not count),
+        weighted by the training weight the split divides (``p * p_left *
+        p_right``); the sums over splits are normalized to add up to one.
         """
         check_is_fitted(self)
         tree = self.tree_
-        imp = np.zeros(self.n_features_in_)
-        frac = tree.n_node_samples / max(tree.n_node_samples[0], 1e-300)
-        for v in np.flatnonzero(tree.is_split):
-            lo, hi = tree.facet_ptr[v], tree.facet_ptr[v + 1]
-            imp += frac[v] * (tree.facet_weight[lo:hi] @ term_spread(self, tree.facet_coef[lo:hi]))
-        return input_importances(self, imp)
+        nodes = np.flatnonzero(tree.is_split)
+        spread = [tree.facet_weight[tree.facet_ptr[v]:tree.facet_ptr[v + 1]] @ term_spread(
+            self, tree.facet_coef[tree.facet_ptr[v]:tree.facet_ptr[v + 1]]) for v in nodes]
+        spread = np.reshape(spread, (nodes.size, self.n_features_in_))
+        return split_importances(self, spread, tree.divided_weight()[nodes])
 
     # ------------------------------------------------------------------ onnx
     def _onnx_graph(self, graph):

@@ -15,7 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._compat import Interval, StrOptions
 from .._core.batching import MAX_BATCH
 from .._core.base import BaseGradientModel, TreeClassifierMixin, TreeRegressorMixin
-from .._core.categorical import CATEGORICAL_CONSTRAINT, split_importances
+from .._core.categorical import CATEGORICAL_CONSTRAINT, split_importances, term_spread
 from .._core.validation import check_predict_data, constant_columns
 from .._core._memory import check_memory
 from ._docstrings import _DOC_ATTRS, _DOC_PARAMS, _DOC_REFS
@@ -357,7 +357,7 @@ class _BaseTEL(_TELExportMixin, BaseGradientModel):
             m = self._node_mass
             split = m[:, 1:2 * n_int:2] * m[:, 2::2] / np.where(m[:, :n_int] > 0, m[:, :n_int], 1)
         used = split > 0
-        return split_importances(self, self.weights_[used], split[used], shares=True)
+        return split_importances(self, term_spread(self, self.weights_[used]), split[used])
 
     def _onnx_graph(self, graph):
         """Hook of :func:`sklearn_difftrees.to_onnx` (every soft tree, densely)."""
