@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from sklearn.base import is_classifier
 from sklearn.datasets import make_classification, make_regression
-from sklearn.metrics import accuracy_score, mean_squared_error
+from sklearn.metrics import accuracy_score, r2_score
 
 from sklearn_difftrees._core.subtrees import grow_axis_subtrees
 from sklearn_difftrees._core.validation import check_predict_data
@@ -88,7 +88,7 @@ def _oob_oracle(forest, X, y, depth):
     pred = total[seen] / count[seen, None]
     if is_classifier(forest):
         return accuracy_score(np.searchsorted(forest.classes_, y[seen]), pred.argmax(axis=1))
-    return -mean_squared_error(y[seen], pred[:, 0])
+    return r2_score(y[seen], pred if np.ndim(y) == 2 else pred[:, 0])
 
 
 @pytest.mark.parametrize("task", ["classification", "regression"])
@@ -122,6 +122,23 @@ def test_auto_picks_the_depth_a_brute_force_out_of_bag_score_picks(task):
                                else forest.predict_proba(X),
                                expect.predict(X) if task == "regression"
                                else expect.predict_proba(X), rtol=1e-12)
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e4])
+def test_multi_output_regression_scores_r2_averaged_over_the_outputs(scale):
+    """R^2 averaged over the outputs (``r2_score``'s), so an output in large
+    units does not choose the cut for the others: every score is that of a
+    brute-force out-of-bag oracle, with the second output in units 1 or
+    10,000 times larger (the greedy subtrees' own criterion, as
+    RandomForest's, still sums raw squared errors)."""
+    X, y1 = make_regression(300, 6, noise=30.0, random_state=1)
+    y2 = np.sin(X[:, 0] * 2) + 0.3 * np.random.RandomState(0).normal(size=300)
+    Y = np.column_stack([y1, y2 * scale])
+    forest = DGTForestRegressor(**FAST).fit(X, Y)
+    for depth, score in forest.subtree_scores_.items():
+        np.testing.assert_allclose(score, _oob_oracle(forest, X, Y, depth), rtol=1e-9)
+    best = max(forest.subtree_scores_.values())
+    assert forest.subtree_scores_[forest.subtree_depth_] == best
 
 
 def test_auto_keeps_deep_subtrees_for_fine_axis_structure_and_cuts_them_on_noise():

@@ -32,7 +32,7 @@ _FOREST_DOC_SUBTREE = """    subtree_depth : "auto", int or None, default="auto"
         ``0`` grows none: every member predicts with its own leaves (the
         paper's DGT-Forest). ``"auto"`` grows them until pure, then cuts them
         all at the depth whose out-of-bag predictions score best (accuracy,
-        or mean squared error), among 0 (none), 1, 2, 3, 4, 6, 8, 12, 16, 24,
+        or R^2 averaged over the outputs), among 0 (none), 1, 2, 3, 4, 6, 8, 12, 16, 24,
         32 and as grown; the shallowest of equal scores (``subtree_depth_``,
         ``subtree_scores_``). Without out-of-bag rows (``bootstrap=False``)
         it keeps them as grown, and where no leaf could be split it keeps
@@ -184,8 +184,9 @@ _DOC_FOREST_ATTRS = """
         cut it chose.
     subtree_scores_ : dict or None
         With ``subtree_depth="auto"``: the out-of-bag score (accuracy, or
-        minus the mean squared error, weighted by ``sample_weight`` times
-        the class weights, as the members train) of every depth tried, keyed
+        R^2 averaged uniformly over the outputs, weighted by
+        ``sample_weight`` times the class weights, as the members train) of
+        every depth tried, keyed
         by it: 0 (the members' own leaves), the cuts, and the depth of the
         deepest subtree (the subtrees as grown). The same rows choose the
         depth that ``oob_score_`` scores, so that score is somewhat

@@ -85,11 +85,13 @@ def choose_subtree_depth(forest, X, y, sample_weight, weights, subtrees, deepest
     are scored with the members' own leaves (depth 0), with their
     ``subtrees`` cut at each of :data:`SUBTREE_DEPTHS` below ``deepest``
     (the depth of the deepest, at least 1), and as grown (``deepest``):
-    accuracy for a classifier (``y`` the encoded classes), minus the mean
-    squared error for a regressor, weighted by ``sample_weight`` (times the
-    class weights). The best wins, the shallowest among equals (up to
-    rounding). ``scores`` maps each depth tried to its score; ``(None,
-    None)`` when no row is out of bag (no bootstrap).
+    accuracy for a classifier (``y`` the encoded classes), R^2 for a
+    regressor (averaged uniformly over the outputs, as ``r2_score``, so
+    that no output's units outweigh another's), weighted by
+    ``sample_weight`` (times the class weights). The best wins, the
+    shallowest among equals (up to rounding). ``scores`` maps each depth
+    tried to its score; ``(None, None)`` when no row is out of bag (no
+    bootstrap).
     """
     classifier = is_classifier(forest)
     oob = [(w == 0) & (sample_weight > 0) for w in weights]
@@ -98,7 +100,7 @@ def choose_subtree_depth(forest, X, y, sample_weight, weights, subtrees, deepest
     depths = [0] + [d for d in SUBTREE_DEPTHS if d < deepest] + [deepest]
     width = forest.n_classes_ if classifier else forest.n_outputs_
     Y = y if classifier else np.asarray(y, dtype=np.float64).reshape(X.shape[0], width)
-    loss, seen_weight = np.zeros(len(depths)), 0.0
+    loss, seen_weight = np.zeros((len(depths), 1 if classifier else width)), 0.0
     step = max(256, 2 ** 22 // (len(depths) * width))  # about 32 MB of sums per block
     for start in range(0, X.shape[0], step):
         block = slice(start, min(start + step, X.shape[0]))
@@ -118,16 +120,24 @@ def choose_subtree_depth(forest, X, y, sample_weight, weights, subtrees, deepest
         pred = total[:, seen] / count[seen][None, :, None]
         w = sample_weight[block][seen]
         if classifier:
-            loss += (w * (pred.argmax(axis=2) != Y[block][seen])).sum(axis=1)
+            loss[:, 0] += (w * (pred.argmax(axis=2) != Y[block][seen])).sum(axis=1)
         else:
-            loss += (w * ((pred - Y[block][seen]) ** 2).mean(axis=2)).sum(axis=1)
+            loss += np.einsum("r,drk->dk", w, (pred - Y[block][seen]) ** 2)
         seen_weight += w.sum()
-    loss /= seen_weight
+    if classifier:
+        loss = loss[:, 0] / seen_weight  # the error rate
+    else:  # 1 - R^2 averaged over the outputs (r2_score's, constant outputs as it)
+        scored = np.logical_or.reduce(oob)  # the rows some member left out
+        Ys, ws = Y[scored], sample_weight[scored]
+        total = ws @ (Ys - ws @ Ys / ws.sum()) ** 2  # per output, about the weighted mean
+        spread = total > 0
+        loss = np.where(spread, loss / np.where(spread, total, 1.0), (loss > 0) * 1.0)
+        loss = loss.mean(axis=1)
     # The first, i.e. shallowest, of equal losses: equal up to the rounding of
     # their sums (the same weights summed in other orders differ in the last
     # bits; far below one row's weight).
     best = int(np.flatnonzero(loss <= loss.min() * (1 + _TIE_RTOL))[0])
-    scores = {d: float(1 - v if classifier else -v) for d, v in zip(depths, loss)}
+    scores = {d: float(1 - v) for d, v in zip(depths, loss)}
     return depths[best], scores
 
 
