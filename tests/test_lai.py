@@ -335,7 +335,8 @@ def _reference_co2_epoch(X, Y, w, node_of, W, b, th, state, perm, *, loss, batch
         flip = other - 2.0 * np.abs(sb) > own
         gside = np.where(flip, 1 - h, h)
         cnt = np.bincount(nb, weights=wb, minlength=n_lvl)
-        c = wb * (1.0 / cnt[nb])
+        inv = np.where(cnt > 0, 1.0 / np.maximum(cnt, 1e-300), 0.0)  # as co2_tree's loop
+        c = wb * inv[nb]
         gW, gb, gth = np.zeros_like(W), np.zeros_like(b), np.zeros_like(th)
         coef = np.where(flip, 2.0 * (2 * gside - 1) * c, 0.0)
         np.add.at(gW, nb, coef[:, None] * zb)
@@ -386,3 +387,29 @@ def test_co2_level_epochs_match_the_numpy_loop(loss, dtype):
             np.testing.assert_allclose(a, r, rtol=1e-9, atol=1e-12)
     assert not np.allclose(params[0], W)
     np.testing.assert_array_equal(params[0][2], 0.0)  # the dead node did not move
+
+
+def test_co2_level_epoch_rows_of_zero_weight_add_nothing():
+    """A node whose rows in a batch all weigh 0 (weights normalized to mean
+    1 can underflow there) gets no gradient from them, as co2_tree's numpy
+    loop (``inv = 0`` where the node's batch weight is 0), not 0 * inf."""
+    rng = np.random.RandomState(5)
+    n, p, n_lvl = 40, 3, 2
+    X = rng.randn(n, p)
+    Y = rng.randint(2, size=n)
+    node_of = np.repeat([0, 1], n // 2)
+    w = rng.uniform(0.5, 2.0, n)
+    w[node_of == 1] = 0.0
+    W, b, th = 0.5 * rng.randn(n_lvl, p), 0.2 * rng.randn(n_lvl), rng.randn(n_lvl, 2, 2)
+    params = (W.copy(), b.copy(), th.copy())
+    kw = dict(loss="log", batch_size=8, momentum=0.9)
+    level = CO2LevelEpochs(X, Y, w, node_of, *params, **kw, learning_rate=0.05, nu=1.2)
+    ref = (W.copy(), b.copy(), th.copy())
+    state = tuple(np.zeros_like(a) for a in ref)
+    perm = rng.permutation(n)
+    level.run(perm)
+    _reference_co2_epoch(X, Y, w, node_of, *ref, state, perm, **kw, lr=0.05, nu=1.2)
+    assert all(np.isfinite(a).all() for a in params)
+    for a, r in zip(params, ref):
+        np.testing.assert_allclose(a, r, rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(params[0][1], W[1])  # node 1 only has rows of weight 0
