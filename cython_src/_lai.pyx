@@ -551,6 +551,10 @@ def _co2_level_epoch(
             for i in range(nb):
                 row = perm[start + i]
                 count[node_of[row]] += w[row]
+            # 1 / the node's weight in the batch; 0 where it is 0 (rows of
+            # zero weight only: their gradients are 0, not 0 * inf).
+            for r in range(n_nodes):
+                count[r] = 1.0 / count[r] if count[r] > 0.0 else 0.0
             for i in range(nb):
                 row = perm[start + i]
                 node = node_of[row]
@@ -568,7 +572,7 @@ def _co2_level_epoch(
                         loss_side[side] = z
                 own = loss_side[h]
                 other = loss_side[1 - h]
-                c = w[row] * (1.0 / count[node])
+                c = w[row] * count[node]
                 side = h
                 if other - 2.0 * fabs(s) > own:
                     side = 1 - h

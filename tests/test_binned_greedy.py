@@ -210,6 +210,24 @@ def test_quantile_edges_never_sit_on_a_repeated_value():
     np.testing.assert_array_equal(edges[moved], values[i] / 2.0 + values[i + 1] / 2.0)
 
 
+def test_moved_quantile_edges_stay_sorted():
+    """A quantile on a repeated value ``a`` moves to ``a/2 + b/2``; the next
+    quantile, np.percentile's midpoint of the last ``a`` and the first ``b``,
+    can be an ulp below that: the edges must stay sorted, so that
+    ``code <= k`` iff ``value <= edges[k]`` for any value, not only the
+    training ones."""
+    col = np.array([-2.0, -1.0] + [0.102] * 6 + [0.988, 2.0, 3.0])
+    bins = FeatureBins(col[:, None], max_bins=4)
+    edges = bins.edges[0]
+    assert np.all(np.diff(edges) >= 0)
+    probe = np.concatenate([col, edges, np.nextafter(edges, np.inf),
+                            np.nextafter(edges, -np.inf)])
+    codes = bins.transform(probe[:, None])[:, 0]
+    for k, edge in enumerate(edges):
+        np.testing.assert_array_equal(codes <= k, probe <= edge)
+    assert not np.isin(edges, col).any()
+
+
 def test_mapping_a_cart_twice_is_refused():
     rng = np.random.RandomState(3)
     Z = rng.randn(300, 3)

@@ -141,6 +141,20 @@ def test_multi_output_regression_scores_r2_averaged_over_the_outputs(scale):
     assert forest.subtree_scores_[forest.subtree_depth_] == best
 
 
+def test_a_constant_output_scores_one_whatever_the_rounding_of_its_mean():
+    """A constant output explains nothing and predicts itself at every
+    depth: r2_score's 0 / 0 (1), whether or not its weighted mean rounds
+    (0.1 does: sum(0.1 w) / sum(w) != 0.1; 0.375 does not), so the scores
+    are the same for every constant (before: 0.1's rounding was its
+    variance, and rounding errors of its predictions its R^2)."""
+    X, y1 = make_regression(300, 6, noise=30.0, random_state=1)
+    scores = []
+    for c in (0.1, 0.375):
+        forest = DGTForestRegressor(**FAST).fit(X, np.column_stack([y1, np.full(300, c)]))
+        scores.append(forest.subtree_scores_)
+    assert scores[0] == pytest.approx(scores[1], rel=1e-12)
+
+
 def test_auto_keeps_deep_subtrees_for_fine_axis_structure_and_cuts_them_on_noise():
     rs = np.random.RandomState(0)
     X = rs.uniform(size=(600, 3))

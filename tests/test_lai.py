@@ -335,7 +335,8 @@ def _reference_co2_epoch(X, Y, w, node_of, W, b, th, state, perm, *, loss, batch
         flip = other - 2.0 * np.abs(sb) > own
         gside = np.where(flip, 1 - h, h)
         cnt = np.bincount(nb, weights=wb, minlength=n_lvl)
-        c = wb * (1.0 / cnt[nb])
+        inv = np.where(cnt > 0, 1.0 / np.maximum(cnt, 1e-300), 0.0)  # as co2_tree's loop
+        c = wb * inv[nb]
         gW, gb, gth = np.zeros_like(W), np.zeros_like(b), np.zeros_like(th)
         coef = np.where(flip, 2.0 * (2 * gside - 1) * c, 0.0)
         np.add.at(gW, nb, coef[:, None] * zb)
@@ -386,3 +387,73 @@ def test_co2_level_epochs_match_the_numpy_loop(loss, dtype):
             np.testing.assert_allclose(a, r, rtol=1e-9, atol=1e-12)
     assert not np.allclose(params[0], W)
     np.testing.assert_array_equal(params[0][2], 0.0)  # the dead node did not move
+
+
+def test_co2_level_epoch_rows_of_zero_weight_add_nothing():
+    """A node whose rows in a batch all weigh 0 (weights normalized to mean
+    1 can underflow there) gets no gradient from them, as co2_tree's numpy
+    loop (``inv = 0`` where the node's batch weight is 0), not 0 * inf."""
+    rng = np.random.RandomState(5)
+    n, p, n_lvl = 40, 3, 2
+    X = rng.randn(n, p)
+    Y = rng.randint(2, size=n)
+    node_of = np.repeat([0, 1], n // 2)
+    w = rng.uniform(0.5, 2.0, n)
+    w[node_of == 1] = 0.0
+    W, b, th = 0.5 * rng.randn(n_lvl, p), 0.2 * rng.randn(n_lvl), rng.randn(n_lvl, 2, 2)
+    params = (W.copy(), b.copy(), th.copy())
+    kw = dict(loss="log", batch_size=8, momentum=0.9)
+    level = CO2LevelEpochs(X, Y, w, node_of, *params, **kw, learning_rate=0.05, nu=1.2)
+    ref = (W.copy(), b.copy(), th.copy())
+    state = tuple(np.zeros_like(a) for a in ref)
+    perm = rng.permutation(n)
+    level.run(perm)
+    _reference_co2_epoch(X, Y, w, node_of, *ref, state, perm, **kw, lr=0.05, nu=1.2)
+    assert all(np.isfinite(a).all() for a in params)
+    for a, r in zip(params, ref):
+        np.testing.assert_allclose(a, r, rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(params[0][1], W[1])  # node 1 only has rows of weight 0
+
+
+def test_training_kernels_refuse_what_they_would_index_out_of_bounds():
+    """The compiled epochs index without checks: the wrappers refuse rows,
+    nodes, leaves, targets and weights outside the arrays, and a batch size
+    that would not advance."""
+    X, Y, w, W, b, theta, _ = _sgd_problem(6, "log", 2)
+    kw = dict(loss="log", inference="exact", learning_rate=0.1, momentum=0.5, nu=1.0)
+    epochs = SGDEpochs(X, Y, w, W.copy(), b.copy(), theta.copy(), batch_size=8, **kw)
+    n = X.shape[0]
+    for perm in (np.array([0, n]), np.array([-1, 0]), np.zeros((2, 2), dtype=int)):
+        with pytest.raises(ValueError, match="perm"):
+            epochs.run(perm)
+    with pytest.raises(ValueError, match="assign"):
+        epochs.run(np.arange(n), assign=np.zeros(n - 1, dtype=int))
+    with pytest.raises(ValueError, match="assign"):
+        epochs.run(np.arange(n), assign=np.full(n, W.shape[0] + 1))
+    big = SGDEpochs(X, Y, w, W.copy(), b.copy(), theta.copy(), batch_size=10 * n, **kw)
+    with pytest.raises(ValueError, match="perm"):  # more rows than the scratch buffers
+        big.run(np.tile(np.arange(n), 2))
+    bad = [dict(y=Y + theta.shape[1]), dict(w=w[:-1]), dict(batch_size=0),
+           dict(theta=theta[:-1].copy()), dict(b=b[:-1].copy())]
+    for change in bad:
+        args = dict(X=X, y=Y, w=w, W=W.copy(), b=b.copy(), theta=theta.copy(), batch_size=8)
+        args.update(change)
+        with pytest.raises(ValueError):
+            SGDEpochs(args.pop("X"), args.pop("y"), args.pop("w"), args.pop("W"),
+                      args.pop("b"), args.pop("theta"), **args, **kw)
+    Yr = np.random.RandomState(0).randn(n, 1)  # one output, theta has two
+    with pytest.raises(ValueError, match="outputs"):
+        SGDEpochs(X, Yr, w, W.copy(), b.copy(), np.zeros((W.shape[0] + 1, 2)),
+                  **{**kw, "loss": "squared"}, batch_size=8)
+    node_of = np.arange(n) % 2
+    W2, b2, th2 = np.zeros((2, X.shape[1])), np.zeros(2), np.zeros((2, 2, theta.shape[1]))
+    co2 = dict(loss="log", batch_size=8, learning_rate=0.1, momentum=0.5, nu=1.0)
+    level = CO2LevelEpochs(X, Y, w, node_of, W2, b2, th2, **co2)
+    with pytest.raises(ValueError, match="perm"):
+        level.run(np.array([n]))
+    with pytest.raises(ValueError, match="node_of"):
+        CO2LevelEpochs(X, Y, w, node_of[:-1], W2, b2, th2, **co2)
+    with pytest.raises(ValueError, match="node_of"):
+        CO2LevelEpochs(X, Y, w, node_of + 1, W2, b2, th2, **co2).run(np.arange(n))
+    with pytest.raises(ValueError, match="shapes"):
+        CO2LevelEpochs(X, Y, w, node_of, W2, b2, th2[:1].copy(), **co2)

@@ -111,7 +111,12 @@ def _off_values(edges, values):
     mid = a / 2.0 + b / 2.0
     edges = edges.copy()
     edges[on] = np.where(mid == b, a, mid)
-    return edges
+    # The next quantile may already lie between a and b (the midpoint of the
+    # last a and the first b, which np.percentile rounds otherwise): the
+    # moved edge can land an ulp above it. No value lies between them, so
+    # the running maximum keeps every row's code and the edges sorted
+    # (searchsorted's premise, and ``code <= k`` iff ``value <= edges[k]``).
+    return np.maximum.accumulate(edges)
 
 
 class FeatureBins:

@@ -130,8 +130,12 @@ def choose_subtree_depth(forest, X, y, sample_weight, weights, subtrees, deepest
         scored = np.logical_or.reduce(oob)  # the rows some member left out
         Ys, ws = Y[scored], sample_weight[scored]
         total = ws @ (Ys - ws @ Ys / ws.sum()) ** 2  # per output, about the weighted mean
-        spread = total > 0
-        loss = np.where(spread, loss / np.where(spread, total, 1.0), (loss > 0) * 1.0)
+        # A constant output: its weighted mean rounds (0.1 three times is not
+        # 0.3), so ``total`` is rounding, not 0; scored as r2_score's 0 / 0
+        # (1 where predicted up to the rounding of the constant, else 0).
+        spread = (Ys != Ys[:1]).any(axis=0) & (total > 0)
+        exact = loss <= seen_weight * (1e-12 * (1.0 + np.abs(Ys[0]))) ** 2
+        loss = np.where(spread, loss / np.where(spread, total, 1.0), (~exact) * 1.0)
         loss = loss.mean(axis=1)
     # The first, i.e. shallowest, of equal losses: equal up to the rounding of
     # their sums (the same weights summed in other orders differ in the last

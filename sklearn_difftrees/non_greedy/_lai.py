@@ -182,11 +182,14 @@ class SGDEpochs:
         depth = int(round(np.log2(m + 1)))
         if W.shape[1] != self.X.shape[1] or 2**depth - 1 != m or depth > 62:
             raise ValueError(f"Inconsistent shapes: X {self.X.shape}, W {W.shape}.")
+        if b.shape != (m,) or theta.ndim != 2 or theta.shape[0] != m + 1:
+            raise ValueError(f"Inconsistent shapes: W {W.shape}, b {b.shape}, "
+                             f"theta {theta.shape}.")
         self.depth = depth
         self.loss, self.mode = _LOSSES[loss], _MODES[inference]
-        self.y_cls, self.y_reg = _targets(y, loss, n)
-        self.w = np.ascontiguousarray(w, dtype=np.float64)
-        self.batch_size = int(batch_size)
+        self.y_cls, self.y_reg = _targets(y, loss, n, theta.shape[-1])
+        self.w = _row_weights(w, n)
+        self.batch_size = _batch_size(batch_size)
         self.step = (float(learning_rate), float(momentum), float(nu))
         K = theta.shape[1]
         self.state = (np.zeros_like(W), np.zeros_like(b), np.zeros_like(theta),
@@ -206,9 +209,15 @@ class SGDEpochs:
         or None; returns the sum over the batches of their mean bound times
         their rows. Raises ``FloatingPointError`` (with the bound) when a
         batch's bound is not finite; that batch is not applied."""
-        perm = np.ascontiguousarray(perm, dtype=np.int64)
-        assign = (np.zeros(0, dtype=np.int64) if assign is None
-                  else np.ascontiguousarray(assign, dtype=np.int64))
+        perm = _row_order(perm, self.X.shape[0])
+        if min(self.batch_size, perm.size) > self.scratch[0].size:
+            raise ValueError("perm has more rows than X and batch_size more than X's rows.")
+        if assign is None:
+            assign = np.zeros(0, dtype=np.int64)
+        else:
+            assign = np.ascontiguousarray(assign, dtype=np.int64).reshape(-1)
+            if assign.shape != (self.X.shape[0],) or assign.max() > self.W.shape[0]:
+                raise ValueError("assign must hold one leaf number (or -1) per row of X.")
         result = np.zeros(2)
         status = _sgd_epoch(self.X, self.y_cls, self.y_reg, self.w, perm, assign,
                             self.batch_size, self.depth, self.loss, self.mode, *self.step,
@@ -218,11 +227,41 @@ class SGDEpochs:
         return float(result[0])
 
 
-def _targets(y, loss, n):
-    """``(y_cls, y_reg)`` of the kernels: class codes or target rows (a dummy for the other)."""
+def _targets(y, loss, n, n_outputs):
+    """``(y_cls, y_reg)`` of the kernels: class codes in ``[0, n_outputs)``
+    or ``(n, n_outputs)`` target rows (a dummy for the other); the kernels
+    index them without checks."""
     if loss == "log":
-        return np.ascontiguousarray(y, dtype=np.int64).reshape(-1), np.zeros((1, 1))
-    return np.zeros(1, dtype=np.int64), np.ascontiguousarray(y, dtype=np.float64).reshape(n, -1)
+        y_cls = np.ascontiguousarray(y, dtype=np.int64).reshape(-1)
+        if y_cls.shape != (n,) or (n and (y_cls.min() < 0 or y_cls.max() >= n_outputs)):
+            raise ValueError("y must hold one class code in [0, n_classes) per row.")
+        return y_cls, np.zeros((1, 1))
+    y_reg = np.ascontiguousarray(y, dtype=np.float64)
+    if y_reg.size != n * n_outputs:
+        raise ValueError("y and theta must have the same number of outputs.")
+    return np.zeros(1, dtype=np.int64), y_reg.reshape(n, n_outputs)
+
+
+def _row_weights(w, n):
+    w = np.ascontiguousarray(w, dtype=np.float64)
+    if w.shape != (n,):
+        raise ValueError(f"w must hold one weight per row of X ({n}), got {w.shape}.")
+    return w
+
+
+def _batch_size(batch_size):
+    batch_size = int(batch_size)
+    if batch_size < 1:  # the kernels' batch loop would not advance
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}.")
+    return batch_size
+
+
+def _row_order(perm, n):
+    """``perm`` as the kernels read it: int64 indices into the ``n`` rows."""
+    perm = np.ascontiguousarray(perm, dtype=np.int64)
+    if perm.ndim != 1 or (perm.size and (perm.min() < 0 or perm.max() >= n)):
+        raise ValueError(f"perm must hold row indices in [0, {n}).")
+    return perm
 
 
 class CO2LevelEpochs:
@@ -242,19 +281,29 @@ class CO2LevelEpochs:
                  momentum, nu):
         self.X = _kernel_rows(X)
         _check_updated(W, b, theta)
+        n, n_nodes = self.X.shape[0], W.shape[0]
+        if (W.ndim != 2 or W.shape[1] != self.X.shape[1] or b.shape != (n_nodes,)
+                or theta.ndim != 3 or theta.shape[:2] != (n_nodes, 2)):
+            raise ValueError(f"Inconsistent shapes: X {self.X.shape}, W {W.shape}, "
+                             f"b {b.shape}, theta {theta.shape}.")
         self.params = (W, b, theta)
-        self.y_cls, self.y_reg = _targets(y, loss, self.X.shape[0])
-        self.w = np.ascontiguousarray(w, dtype=np.float64)
-        self.node_of = np.ascontiguousarray(node_of, dtype=np.int64)
+        self.y_cls, self.y_reg = _targets(y, loss, n, theta.shape[2])
+        self.w = _row_weights(w, n)
+        self.node_of = np.ascontiguousarray(node_of, dtype=np.int64).reshape(-1)
+        if self.node_of.shape != (n,):
+            raise ValueError("node_of must hold one node per row of X.")
         self.loss = _LOSSES[loss]
         self.step = (float(learning_rate), float(momentum), float(nu))
-        self.batch_size = int(batch_size)
+        self.batch_size = _batch_size(batch_size)
         self.state = (np.zeros_like(W), np.zeros_like(b), np.zeros_like(theta),
                       np.zeros_like(W), np.zeros_like(b), np.zeros_like(theta),
                       np.zeros(W.shape[0]), np.zeros(theta.shape[2]))
 
     def run(self, perm):
         """One epoch over the rows ``perm`` (indices into ``X``)."""
-        _co2_level_epoch(self.X, self.y_cls, self.y_reg, self.w, self.node_of,
-                         np.ascontiguousarray(perm, dtype=np.int64), self.batch_size, self.loss,
-                         *self.step, *self.params, *self.state)
+        perm = _row_order(perm, self.X.shape[0])
+        nodes = self.node_of[perm]
+        if nodes.size and (nodes.min() < 0 or nodes.max() >= self.params[0].shape[0]):
+            raise ValueError("node_of of the rows of perm must be nodes of W.")
+        _co2_level_epoch(self.X, self.y_cls, self.y_reg, self.w, self.node_of, perm,
+                         self.batch_size, self.loss, *self.step, *self.params, *self.state)
