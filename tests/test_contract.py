@@ -246,14 +246,19 @@ def test_feature_importances(fitted_clf, clf_data):
     np.testing.assert_allclose(imp.sum(), 1.0)
     # Independent recomputation from the definition: every split's features'
     # shares of |w_j| * std_j, weighted by the training rows it divides
-    # (reaching it, times the fractions going left and right).
+    # (reaching it, times the fractions going left and right) times the
+    # squared gap between the mean predictions of the rows on its two sides.
     X, _ = clf_data
     tree = est.tree_
     m = tree.n_internal
     P = est.decision_path(X).toarray()
-    n_node, n_left, n_right = (P[:, :m].sum(0), P[:, 1 : 2 * m + 1 : 2].sum(0),
-                               P[:, 2 : 2 * m + 2 : 2].sum(0))
-    divided = n_left * n_right / np.maximum(n_node, 1) / X.shape[0]
+    proba = est.predict_proba(X)
+    divided = np.zeros(m)
+    for i in range(m):
+        left, right = P[:, 2 * i + 1] > 0, P[:, 2 * i + 2] > 0
+        if left.any() and right.any():
+            gap = ((proba[left].mean(0) - proba[right].mean(0)) ** 2).sum()
+            divided[i] = left.sum() * right.sum() / (left.sum() + right.sum()) / len(X) * gap
     use = np.abs(tree.weights) * X.std(axis=0)
     shares = use / np.where(use.sum(1, keepdims=True) > 0, use.sum(1, keepdims=True), 1)
     raw = divided @ shares
@@ -264,6 +269,16 @@ def test_feature_importances(fitted_clf, clf_data):
     scaled.tree_.weights, scaled.tree_.bias = tree.weights * factor, tree.bias * factor[:, 0]
     np.testing.assert_array_equal(scaled.apply(X), est.apply(X))
     np.testing.assert_allclose(scaled.feature_importances_, imp, rtol=1e-12)
+
+
+def test_feature_importances_of_a_tree_predicting_one_value_are_zero():
+    """Splits whose two sides predict alike move no prediction: a tree fitted
+    to a constant target (58 leaves by default, all predicting it) has no
+    important feature, as scikit-learn's tree of one leaf."""
+    X = np.random.RandomState(0).randn(300, 4)
+    est = DGTRegressor(random_state=0).fit(X, np.full(300, 2.5))
+    assert est.get_n_leaves() > 1 and np.ptp(est.predict(X)) < 1e-9
+    np.testing.assert_allclose(est.feature_importances_, 0.0, atol=1e-12)
 
 
 def test_feature_importances_ignore_useless_feature():

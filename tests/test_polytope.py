@@ -694,7 +694,8 @@ def test_auto_depth_grows_past_eight_where_validation_keeps_improving():
 def test_feature_importances_are_scale_free_shares_of_the_divided_weight():
     """Oracle from the tree's arrays and the training rows: per split, its
     facets' ``r_k |beta_kj| std_j`` as shares of the split, weighted by the
-    rows it divides (reaching it, times the fractions going each way); a
+    rows it divides (reaching it, times the fractions going each way) times
+    the squared gap between its two sides' class proportions; a
     split's facet weights and threshold scaled together route nothing
     differently and leave the importances unchanged."""
     import copy
@@ -710,7 +711,9 @@ def test_feature_importances_are_scale_free_shares_of_the_divided_weight():
     for v in nodes:
         lo, hi = tree.facet_ptr[v], tree.facet_ptr[v + 1]
         use = tree.facet_weight[lo:hi] @ (np.abs(tree.facet_coef[lo:hi]) * X.std(axis=0))
-        divided = P[:, 2 * v + 1].sum() * P[:, 2 * v + 2].sum() / P[:, v].sum() / n
+        left, right = P[:, 2 * v + 1] > 0, P[:, 2 * v + 2] > 0
+        gap = sum((np.mean(y[left] == k) - np.mean(y[right] == k)) ** 2 for k in range(3))
+        divided = left.sum() * right.sum() / P[:, v].sum() / n * gap
         imp += divided * use / use.sum()
     np.testing.assert_allclose(est.feature_importances_, imp / imp.sum(), rtol=1e-10)
     scaled = copy.deepcopy(est)

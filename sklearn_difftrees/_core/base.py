@@ -163,14 +163,16 @@ class BaseObliqueTree(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         feature with indicator columns, see ``categorical_features``, the
         standard deviation over the training rows of its whole term), so
         that the split's scale, which routes nothing differently, does not
-        count; these shares are weighted by the training weight the split
-        divides (``p * p_left * p_right``: the fraction reaching the node
-        times those going each way), summed over the splits and normalized
-        to add up to one.
+        count; the shares are weighted by how much the split moves the
+        predictions, ``p * p_left * p_right * ||v_left - v_right||^2`` (the
+        training weight reaching the node and going each way, the sides'
+        mean predictions: scikit-learn's impurity decrease where leaves hold
+        class proportions or mean targets; ``tree_.split_gains()``), summed
+        and normalized to add up to one (all zeros if one value is predicted).
         """
         check_is_fitted(self)
         tree = self.tree_
-        weight = tree.divided_weight() * tree.active[: tree.n_internal]
+        weight = tree.split_gains() * tree.active[: tree.n_internal]
         return split_importances(self, term_spread(self, tree.weights), weight)
 
 

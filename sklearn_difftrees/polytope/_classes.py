@@ -283,8 +283,8 @@ class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, _GreedyFloorMixi
         standardized scale (``|beta_kj| * std_j``; for a feature with indicator
         columns, the spread over the training rows of its whole term) weighted
         by their ``r_k``, as shares of the split (its scale does not count),
-        weighted by the training weight the split divides (``p * p_left *
-        p_right``); the sums over splits are normalized to add up to one.
+        weighted by its impurity decrease ``p * p_left * p_right * ||v_left -
+        v_right||^2`` (``v``: class proportions or means), normalized.
         """
         check_is_fitted(self)
         tree = self.tree_
@@ -292,7 +292,7 @@ class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, _GreedyFloorMixi
         spread = [tree.facet_weight[tree.facet_ptr[v]:tree.facet_ptr[v + 1]] @ term_spread(
             self, tree.facet_coef[tree.facet_ptr[v]:tree.facet_ptr[v + 1]]) for v in nodes]
         spread = np.reshape(spread, (nodes.size, self.n_features_in_))
-        return split_importances(self, spread, tree.divided_weight()[nodes])
+        return split_importances(self, spread, tree.split_gains()[nodes])
 
     # ------------------------------------------------------------------ onnx
     def _onnx_graph(self, graph):
