@@ -171,6 +171,31 @@ def test_nested_and_passthrough_steps(numeric):
     _assert_matches(only, to_onnx(only, X[:2]), X[350:])  # nothing for skl2onnx
 
 
+def test_nested_pipeline_with_passthrough_before_the_last_step(numeric):
+    X, y = numeric["reg"]
+    est = CASES["NonGreedyObliqueTreeRegressor"]
+    pipe = _fit(make_pipeline(make_pipeline(StandardScaler(), "passthrough"),
+                              est[0](**est[1])), X[:350], y[:350])
+    _assert_matches(pipe, to_onnx(pipe, X[:2]), X[350:])
+
+
+def test_inputs_keep_the_column_names_skl2onnx_would_change(mixed):
+    """skl2onnx names an input after its column with characters other than
+    letters, digits and "_" replaced; the exported model keeps the column's
+    own name, so that one input per column fed by name works."""
+    frame, targets = mixed
+    odd = frame.rename(columns={"length": "length (mm)", "band": "2-band", "sex": "sex.code"})
+    ct = ColumnTransformer([
+        ("num", StandardScaler(), ["length (mm)", "diameter", "height"]),
+        ("cat", OneHotEncoder(handle_unknown="ignore"), ["sex.code", "2-band"]),
+    ], remainder="passthrough")
+    est = CASES["NonGreedyObliqueTreeClassifier"]
+    pipe = _fit(make_pipeline(ct, est[0](**est[1])), odd, targets["clf"])
+    model = to_onnx(pipe, odd[:2])
+    assert [i.name for i in model.graph.input] == list(odd.columns)
+    _assert_matches(pipe, model, odd)
+
+
 def test_errors(numeric, mixed, monkeypatch):
     X, y = numeric["clf"]
     ours = CASES["NonGreedyObliqueTreeClassifier"]
@@ -186,6 +211,15 @@ def test_errors(numeric, mixed, monkeypatch):
             to_onnx(pipe, X[:2])
     with pytest.raises(NotFittedError):
         to_onnx(make_pipeline(StandardScaler(), ours[0](**ours[1])), X[:2])
+    fitted = _fit(make_pipeline(StandardScaler(), ours[0](**ours[1])), X, y)
+    fitted.steps[0] = ("standardscaler", StandardScaler())  # a step refitted away
+    with pytest.raises(NotFittedError, match="Step 'standardscaler' of the Pipeline"):
+        to_onnx(fitted, X[:2])
+    unnamed = pd.DataFrame(X)  # integer column names: one input per column impossible
+    pipe = _fit(make_pipeline(StandardScaler(), ours[0](**ours[1])), unnamed, y)
+    with pytest.raises(ValueError, match=r"not all strings(.|\n)*to_numpy\(\)"):
+        to_onnx(pipe, unnamed[:2])
+    _assert_matches(pipe, to_onnx(pipe, unnamed[:2].to_numpy()), X)
     pipe = _fit(make_pipeline(StandardScaler(), ours[0](**ours[1])), X, y)
     with pytest.raises(ValueError, match="columns"):
         to_onnx(pipe, X[:2, :3])

@@ -402,13 +402,15 @@ def _pipeline_model(pipeline, X_sample, name):
     title = " -> ".join(type(step).__name__ for _, step in [*steps, (last_name, last)])
     if not steps:  # only "passthrough" before the last step
         return _estimator_model(last, X_sample, name or title)
-    pre, dtype = onnx_pipeline.preprocessing_model(steps, X_sample, pipeline, OPSET)
+    pre, dtype, input_names = onnx_pipeline.preprocessing_model(steps, X_sample, pipeline,
+                                                                OPSET)
     width = pre.graph.output[0].type.tensor_type.shape.dim[-1:]
     if width and width[0].HasField("dim_value") and width[0].dim_value != last.n_features_in_:
         raise ValueError(
             f"skl2onnx's graph of the steps before {last_name!r} has {width[0].dim_value} "
             f"output columns, the step was fitted on {last.n_features_in_}.")
     est = _estimator_model(last, np.zeros((1, last.n_features_in_), dtype), last_name)
-    return onnx_pipeline.join(pre, est, name=name or "Pipeline", doc_string=(
-        f"Pipeline {title} exported by sklearn_difftrees (the steps before the last "
-        "converted by skl2onnx)"))
+    doc = (f"Pipeline {title} exported by sklearn_difftrees (the steps before the last "
+           "converted by skl2onnx)")
+    return onnx_pipeline.join(pre, est, name=name or "Pipeline", doc_string=doc,
+                              input_names=input_names)

@@ -12,7 +12,9 @@ step's graph comes from :mod:`~sklearn_difftrees._core.onnx_graph`.
 """
 
 import numpy as np
+from sklearn.exceptions import NotFittedError
 from sklearn.pipeline import Pipeline
+from sklearn.utils.validation import check_is_fitted
 
 from .optional import require
 
@@ -21,13 +23,19 @@ __all__ = ["join", "preprocessing_model", "split_pipeline"]
 _PURPOSE = "sklearn_difftrees.to_onnx of a Pipeline"
 
 
+def _flat(steps, prefix=""):
+    """The steps of nested Pipelines in order, named ``outer__inner``."""
+    for name, step in steps:
+        if isinstance(step, Pipeline):
+            yield from _flat(step.steps, f"{prefix}{name}__")
+        else:
+            yield f"{prefix}{name}", step
+
+
 def split_pipeline(pipeline):
     """``(steps, (name, estimator))``: the steps before the last (nested
     Pipelines flattened, ``"passthrough"`` / None dropped) and the last step."""
-    steps = list(pipeline.steps)
-    while isinstance(steps[-1][1], Pipeline):  # a Pipeline ending in a Pipeline
-        steps = steps[:-1] + list(steps[-1][1].steps)
-    *before, last = steps
+    *before, last = _flat(pipeline.steps)
     return [(n, s) for n, s in before if s not in ("passthrough", None)], last
 
 
@@ -37,6 +45,13 @@ def _sample(X_sample, pipeline):
     as float64, like the single-estimator export)."""
     n_features = getattr(pipeline, "n_features_in_", None)
     if hasattr(X_sample, "columns"):  # a DataFrame: skl2onnx names the inputs after it
+        if not all(isinstance(c, str) for c in X_sample.columns):
+            raise ValueError(
+                "X_sample is a DataFrame whose column names are not all strings "
+                f"({list(X_sample.columns)[:5]}...): the exported model has one input "
+                "per column, named after it. Pass X_sample.to_numpy() for one input X "
+                "(a ColumnTransformer's integer column selectors then pick the same "
+                "columns), or give the columns string names before fitting.")
         names = getattr(pipeline, "feature_names_in_", None)
         if names is not None and list(X_sample.columns) != list(names):
             raise ValueError(
@@ -83,35 +98,52 @@ def _float64_hint(X_sample):
 
 
 def preprocessing_model(steps, X_sample, pipeline, opset):
-    """skl2onnx's model of ``steps`` (``(name, transformer)`` pairs, fitted)
-    and the dtype of its one output, float32 or float64 (another element
-    type, such as an encoder's int64, is cast to float64 at the end)."""
+    """skl2onnx's model of ``steps`` (``(name, transformer)`` pairs, fitted),
+    the dtype of its one output, float32 or float64 (another element type,
+    such as an encoder's int64, is cast to float64 at the end), and the
+    public names of its inputs (a DataFrame's column names)."""
     require("skl2onnx", _PURPOSE)
     onnx = require("onnx", _PURPOSE)
     X_sample = _sample(X_sample, pipeline)
+    for step_name, step in steps:  # skl2onnx would report a missing attribute
+        try:
+            check_is_fitted(step)
+        except NotFittedError as exc:
+            raise NotFittedError(f"Step {step_name!r} of the Pipeline is not fitted: {exc}")
     try:
         model = _convert(steps, X_sample, opset)
     except ImportError:
         raise
     except Exception as exc:  # skl2onnx's own message, and which step it is
+        hint = _float64_hint(X_sample)
+        if getattr(pipeline, "feature_names_in_", None) is not None and not hasattr(
+                X_sample, "columns"):
+            hint += (" The Pipeline was fitted on a DataFrame: a DataFrame X_sample with "
+                     "its columns gives one input per column, as steps selecting columns "
+                     "by name need.")
         raise TypeError(
             f"skl2onnx cannot convert {_failing_step(steps, X_sample, opset)} of the "
-            f"Pipeline at opset {opset}: {exc}{_float64_hint(X_sample)}") from exc
+            f"Pipeline at opset {opset}: {str(exc).rstrip('. ')}.{hint}") from exc
     if len(model.graph.output) != 1:
         raise TypeError(
             f"skl2onnx converted the steps before the last into {len(model.graph.output)} "
             "outputs; the last step needs one matrix.")
     output = model.graph.output[0]
     elem = output.type.tensor_type.elem_type
+    # skl2onnx names a column's input after it, characters other than letters,
+    # digits and "_" replaced; the joined model keeps the column's own name.
+    names = [i.name for i in model.graph.input]
+    if hasattr(X_sample, "columns") and len(names) == X_sample.shape[1]:
+        names = list(X_sample.columns)
     if elem == onnx.TensorProto.FLOAT:
-        return model, np.float32
+        return model, np.float32, names
     if elem != onnx.TensorProto.DOUBLE:
         cast = output.name + "_float64"
         model.graph.node.append(onnx.helper.make_node(
             "Cast", [output.name], [cast], to=onnx.TensorProto.DOUBLE))
         output.name = cast
         output.type.tensor_type.elem_type = onnx.TensorProto.DOUBLE
-    return model, np.float64
+    return model, np.float64, names
 
 
 def _rewire(graph, names, onnx, *, inputs):
@@ -130,13 +162,14 @@ def _rewire(graph, names, onnx, *, inputs):
     graph.node.extend(nodes)
 
 
-def join(pre, est, *, name, doc_string):
+def join(pre, est, *, name, doc_string, input_names=None):
     """One model: ``pre``'s output feeds ``est``'s input ``X``. The joined model
     has ``pre``'s inputs and ``est``'s outputs, under their own names; every
     other name is prefixed (``pre_`` / ``est_``)."""
     onnx = require("onnx", _PURPOSE)
     compose = onnx.compose
-    inputs = {"pre_" + i.name: i.name for i in pre.graph.input}
+    public = input_names or [i.name for i in pre.graph.input]
+    inputs = {"pre_" + i.name: p for i, p in zip(pre.graph.input, public)}
     outputs = {"est_" + o.name: o.name for o in est.graph.output}
     clash = sorted(set(inputs.values()) & set(outputs.values()))
     if clash:
