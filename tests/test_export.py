@@ -193,7 +193,7 @@ def test_export_graphviz_structure_and_options(tmp_path):
     assert "&le;" in export_graphviz(est, special_characters=True)
     assert "#0" in export_graphviz(est, node_ids=True, label="none")
     assert "%" in export_graphviz(est, proportion=True)
-    shallow, _ = _parse_dot(export_graphviz(est, max_depth=1))
+    shallow, _ = _parse_dot(export_graphviz(est, max_depth=0))  # the root's split only
     assert len(shallow) == 3
     assert "{rank=same" in export_graphviz(est, leaves_parallel=True)
     reg = DGTRegressor(max_depth=2, max_iter=2, random_state=0).fit(

@@ -62,11 +62,11 @@ def test_deep_tree_default_is_a_bounded_figure_cut_with_marks():
     assert _fits(fig)
     assert texts[0].get_fontsize() >= LEGIBLE_FONTSIZE - 0.1
     assert not _overlaps(_boxes(texts))
-    d = _drawn_depth(texts, view)
-    assert 3 <= d < view.root.depth()
+    d = _drawn_depth(texts, view)  # the deepest split drawn
+    assert 2 <= d < view.root.depth() - 1
     cut = view.truncate(d)
     marks = [t for t in texts if t.get_text() == "(...)"]
-    assert len(marks) == len(_internal_at(view, d)) > 0
+    assert len(marks) == len(_internal_at(view, d + 1)) > 0
     assert [t.get_text() == "(...)" for t in texts] == [v.truncated for v in cut.root.walk()]
     assert all(t.get_bbox_patch().get_facecolor()[:3] == pytest.approx((0.8, 0.8, 0.8))
                for t in marks)
@@ -78,14 +78,17 @@ def test_max_depth_marks_the_cut_subtrees_as_scikit_learn():
     texts = plot_tree(est, max_depth=2)
     shown = list(view.truncate(2).root.walk())
     assert len(texts) == len(shown)
-    assert sum(t.get_text() == "(...)" for t in texts) == len(_internal_at(view, 2))
+    # As scikit-learn's: the splits of depth 0, 1 and 2 drawn, those at 3 cut.
+    assert sum(t.get_text() == "(...)" for t in texts) == len(_internal_at(view, 3))
     for t, v in zip(texts, shown):  # the splits above the cut are drawn in full
         assert (t.get_text() == "(...)") == v.truncated
         if not v.truncated:
             assert t.get_text().split("\n")[0] == (v.label if v.is_leaf else v.split[0][0])
-    assert [t.get_text() for t in plot_tree(est, max_depth=0)] == ["(...)"]
+    root_only = [t.get_text() for t in plot_tree(est, max_depth=0)]  # the root's split
+    assert root_only[1:] == ["(...)", "(...)"] and root_only[0].split("\n")[0] == \
+        view.root.split[0][0]
     # The text export keeps its own mark.
-    assert "truncated branch of depth 2" in export_text(est, max_depth=2)
+    assert "truncated branch of depth 1" in export_text(est, max_depth=2)
     for bad in ("deep", -1, 1.5):
         with pytest.raises(InvalidParameterError, match="max_depth"):
             plot_tree(est, max_depth=bad)

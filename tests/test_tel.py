@@ -423,7 +423,7 @@ def test_export_text_shows_every_tree():
     text = export_text(clf, feature_names=["a", "b", "c", "d"], class_names=["no", "yes"])
     assert text.count("\ntree ") == 3 and "soft band" in text and "reach" in text
     assert "leaf: favours" in text and "feature_0" not in text
-    assert "truncated" in export_text(clf, max_depth=1)
+    assert "truncated" in export_text(clf, max_depth=0)
     with pytest.raises(ValueError, match="feature_names"):
         export_text(clf, feature_names=["a"])
 

@@ -238,7 +238,7 @@ def _cut(views, max_depth, fig, fs, axes, titled):
     boxes = _Boxes(fig, min(fs, LEGIBLE_FONTSIZE if axes is None else _MIN_FONTSIZE))
     best = views
     for d in range(1, deepest + 1):  # deeper cuts need more room: stop at the first misfit
-        cut = views if d == deepest else [v.truncate(d) for v in views]
+        cut = views if d == deepest else [v.truncate(d - 1) for v in views]  # d levels
         if _plan(cut, boxes, axes, titled)[0] < 1.0:
             return best if d > 1 else cut
         best = cut

@@ -77,12 +77,13 @@ class TreeView:
     classification: bool = False
 
     def truncate(self, max_depth):
-        """A copy cut at ``max_depth`` shown splits; cut subtrees become leaves
-        marked ``truncated``."""
+        """A copy showing the splits of depth at most ``max_depth`` (the root's
+        is 0, as scikit-learn's exports count); the subtrees below become
+        leaves marked ``truncated``."""
         def cut(v, d):
             if v.is_leaf:
                 return v
-            if d >= max_depth:
+            if d > max_depth:
                 return ViewNode(v.node, None, f"truncated branch of depth {v.depth()}",
                                 v.samples, v.info, v.value, [], True)
             return ViewNode(v.node, v.split, v.label, v.samples, v.info, v.value,

@@ -213,8 +213,9 @@ def export_text(
         Names of the classes (in the order of ``classes_``); defaults to
         ``classes_``.
     max_depth : int, default=10
-        Only the first ``max_depth`` levels of shown splits are printed;
-        deeper branches are summarized as truncated.
+        Depth of the deepest split printed (the root's is 0, as in
+        scikit-learn's ``export_text``); deeper branches are summarized as
+        truncated.
     decimals : int, default=2
         Number of decimals printed.
     top_k : int, default=3
@@ -300,8 +301,9 @@ def plot_tree(
     class_names : array-like of str, default=None
         As in :func:`export_text`.
     max_depth : int, "auto" or None, default="auto"
-        Maximum depth drawn: the splits of the first ``max_depth`` levels
-        are drawn, the subtrees below them as ``(...)`` boxes. ``"auto"``:
+        Maximum depth drawn, as scikit-learn's: the splits of depth at most
+        ``max_depth`` (the root's is 0) are drawn, the subtrees below them as
+        ``(...)`` boxes. ``"auto"``:
         the whole tree when it fits, else its first levels that fit (at
         least one). A new figure fits with a font of at least 6 points
         (``fontsize`` if smaller): a complete depth-8 tree shows about its
@@ -418,7 +420,8 @@ def export_graphviz(
     out_file : str or file object, default=None
         Where to write; ``None`` returns the dot source as a string.
     max_depth : int, default=None
-        Maximum depth written (``None``: the whole tree).
+        Depth of the deepest split written (the root's is 0; ``None``: the
+        whole tree).
     feature_names : array-like of str, default=None
         As in :func:`export_text`.
     class_names : array-like of str, default=None
