@@ -342,7 +342,7 @@ def test_export_text_hides_pass_through_and_inactive_nodes():
 
 
 def test_export_text_max_depth_truncates(fitted_clf):
-    text = export_text(fitted_clf, max_depth=1)
+    text = export_text(fitted_clf, max_depth=0)  # the root's split, as scikit-learn's
     assert "truncated branch of depth 2" in text
     assert "class:" not in text
 
@@ -411,7 +411,7 @@ def test_plot_tree_returns_one_text_per_shown_node(fitted_clf):
         assert sum("class:" in t for t in texts) == sum(v.is_leaf for v in shown)
         assert any("<=" in t for t in texts)
         assert all(isinstance(a, matplotlib.text.Text) for a in anns)
-        anns1 = plot_tree(fitted_clf, ax=ax, max_depth=1)
+        anns1 = plot_tree(fitted_clf, ax=ax, max_depth=0)  # the root's split
         assert 1 <= len(anns1) <= 3
     finally:
         plt.close(fig)
