@@ -148,7 +148,9 @@ class HeapTree:
         prediction of the training weight reaching a child (summed over the
         outputs): the split's part of the variance of the tree's predictions
         over the training rows (these parts add up to it), as a share of the
-        root's weight. 0 for a split whose two sides predict alike, so that
+        root's weight (``value`` holds one row per leaf, whose means over the
+        training weight give the nodes', or one per heap node, a node's own
+        training mean). 0 for a split whose two sides predict alike, so that
         a tree predicting one value has no important feature; for leaves
         holding the training rows' class proportions or mean targets, the
         split's decrease of Gini impurity or squared error, as
@@ -159,14 +161,13 @@ class HeapTree:
         gain : ndarray of shape (n_internal,)
             One value per potential internal node, heap order.
         """
-        v = self._node_predictions()
         m = self.n_internal
+        n = np.asarray(self.n_node_samples, dtype=np.float64)
+        v = np.asarray(self.value, dtype=np.float64)
+        if v.shape[0] == m + 1:  # one row per leaf: the nodes' means from the leaves'
+            v = topology.subtree_sums(n[m:, None] * v) / np.where(n > 0, n, 1.0)[:, None]
         gap = ((v[1 : 2 * m + 1 : 2] - v[2 : 2 * m + 2 : 2]) ** 2).sum(axis=1)
         return self.divided_weight() * gap
-
-    def _node_predictions(self):
-        """Mean prediction of the training weight reaching every heap node."""
-        raise NotImplementedError
 
     @property
     def depth(self):
@@ -289,13 +290,6 @@ class ObliqueTree(HeapTree):
     def n_leaves(self):
         """Number of active leaves."""
         return int(self.active[self.n_internal :].sum())
-
-    def _node_predictions(self):
-        """Every heap node's mean leaf value over the training weight below it."""
-        counts = np.asarray(self.n_node_samples, dtype=np.float64)[self.n_internal :]
-        totals = topology.subtree_sums(counts[:, None] * self.value)
-        n = np.asarray(self.n_node_samples, dtype=np.float64)[:, None]
-        return totals / np.where(n > 0, n, 1.0)
 
     # ---------------------------------------------------------------- routing
     def _check_arrays(self):

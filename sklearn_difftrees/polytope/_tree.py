@@ -168,10 +168,6 @@ class PolytopeTree(HeapTree):
         return int((self.active & self.is_leaf).sum())
 
     # ---------------------------------------------------------------- routing
-
-    def _node_predictions(self):
-        """``value``: every heap node's training distribution / mean."""
-        return np.asarray(self.value, dtype=np.float64)
     def _check_arrays(self):
         """The fitted arrays agree with each other (before every kernel call)."""
         s = self.is_split
