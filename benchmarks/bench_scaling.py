@@ -20,6 +20,8 @@ blocks in ``--markdown`` are marked ``bench_scaling_<section>_<N>threads``.
    (every member's own ``fit`` with the seed and bootstrap weights the forest
    draws: the training before batching), and the forest's time against one
    such member fit (the independent forest's time / ``n_estimators``).
+   ``--device cuda`` trains the forest and the single trees on the GPU (the
+   members' greedy starts, floors and subtrees are computed on the CPU).
 2. **Fit time against rows.** Default fit time of every family for
    ``n`` rows of a synthetic 3-class problem with 50 features
    (``make_classification`` of ``n`` + ``--test-rows`` rows, the last ones
@@ -109,9 +111,11 @@ def forest_section(args):
     y = LabelEncoder().fit_transform(y)
     n_est = 5 if args.smoke else args.n_estimators
     extra = dict(max_iter=10) if args.smoke else {}
+    extra["device"] = args.device  # the forest, its members and the single trees
     rows = []
     # Warm-up (torch import, first allocations) outside the timings.
-    DGTForestClassifier(n_estimators=2, max_iter=2, random_state=0).fit(X[:200], y[:200])
+    DGTForestClassifier(n_estimators=2, max_iter=2, random_state=0,
+                        device=args.device).fit(X[:200], y[:200])
     for seed in args.seeds:
         X_tr, X_te, y_tr, y_te = _split(X, y, seed)
         forest = DGTForestClassifier(n_estimators=n_est, random_state=seed, n_jobs=1, **extra)
@@ -165,7 +169,9 @@ def forest_section(args):
                  f"{np.mean([r['forest_s'] * n_est / r['independent_s'] for r in rows]):.2f}x"]
     table.append(mean)
     shape = f"{X.shape[0]} x {X.shape[1]}"
-    return (f"### Forest vs single tree ({args.dataset}, {shape}, 70/30 splits, test accuracy %)"
+    where = "" if args.device == "cpu" else f", device={args.device!r}"
+    return (f"### Forest vs single tree ({args.dataset}, {shape}, 70/30 splits, test accuracy "
+            f"%{where})"
             f"\n\n{markdown_table(headers, table)}\n")
 
 
@@ -320,8 +326,9 @@ def main(argv=None):
     parser.add_argument("--tel-rows", type=int, default=4000)
     parser.add_argument("--sections", default="forest,rows,ratios")
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"],
-                        help="device of the torch-trained families in the rows section; "
-                        "its block is then marked bench_scaling_rows_cuda")
+                        help="device of the torch-trained families in the rows section "
+                        "and of the forest and single trees of the forest section; their "
+                        "blocks are then marked bench_scaling_<section>_cuda")
     parser.add_argument("--threads", type=int, default=1,
                         help="torch threads and BLAS / OpenMP pool size of every model "
                         "(default 1); with another value the blocks are marked "
