@@ -28,11 +28,15 @@ import pytest
 from sklearn.base import is_classifier
 from sklearn.compose import ColumnTransformer
 from sklearn.exceptions import NotFittedError
+from sklearn.impute import SimpleImputer
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline, make_pipeline
-from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, SplineTransformer, StandardScaler
+from sklearn.preprocessing import (FunctionTransformer, KBinsDiscretizer, OneHotEncoder,
+                                   PolynomialFeatures, PowerTransformer, SplineTransformer,
+                                   StandardScaler)
 
 from sklearn_difftrees import to_onnx
+from sklearn_difftrees._core import onnx_pipeline
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
@@ -207,8 +211,9 @@ def test_errors(numeric, mixed, monkeypatch):
                  ColumnTransformer([("spline", SplineTransformer(), [0])], remainder="drop")):
         pipe = _fit(make_pipeline(step, ours[0](**ours[1])), X, y)
         with pytest.raises(TypeError, match=rf"cannot convert step '{pipe.steps[0][0]}'"
-                                            r"(.|\n)*an X_sample in float32"):
+                                            r" \(\w+\) of the Pipeline") as info:
             to_onnx(pipe, X[:2])
+        assert "float32" not in str(info.value)  # float32 fails as well: no such hint
     with pytest.raises(NotFittedError):
         to_onnx(make_pipeline(StandardScaler(), ours[0](**ours[1])), X[:2])
     fitted = _fit(make_pipeline(StandardScaler(), ours[0](**ours[1])), X, y)
@@ -233,6 +238,118 @@ def test_errors(numeric, mixed, monkeypatch):
     monkeypatch.setitem(sys.modules, "skl2onnx", None)  # as if skl2onnx were not installed
     with pytest.raises(ImportError, match=r"Pipeline needs 'skl2onnx'.*sklearn-difftrees\[onnx\]"):
         to_onnx(pipe, labelled[:2])
+
+
+@pytest.mark.parametrize("step", [PolynomialFeatures(), PowerTransformer(),
+                                  KBinsDiscretizer(n_bins=3, encode="ordinal")],
+                         ids=lambda s: type(s).__name__)
+def test_float64_failures_suggest_float32_where_it_converts(step, numeric):
+    """skl2onnx 1.19/1.20 convert these steps in float32 only (docs/deploy.md):
+    in float64 the error suggests float32, which was tried; the float32
+    sample exports, and the model runs."""
+    X, y = numeric["clf"]
+    cls, params = CASES["NonGreedyObliqueTreeClassifier"]
+    pipe = _fit(make_pipeline(step, cls(**params)), X[:350], y[:350])
+    try:
+        to_onnx(pipe, X[:2])
+    except TypeError as exc:  # a later skl2onnx may convert it in float64
+        assert f"cannot convert step '{pipe.steps[0][0]}'" in str(exc)
+        assert "From an X_sample in float32 (X_sample.astype(np.float32)) the steps " \
+               "convert and run in onnxruntime" in str(exc)
+    X32 = X.astype(np.float32)
+    out = _run(to_onnx(pipe, X32[:2]), {"X": X32[350:]})
+    assert out["probabilities"].shape == (len(X) - 350, len(pipe.classes_))
+
+
+def _with_gaps(X):
+    X = X.copy()
+    X[::7, 0] = np.nan
+    X[3::11, 2] = np.nan
+    return X
+
+
+def test_model_onnxruntime_cannot_load_is_refused(numeric, monkeypatch):
+    """SimpleImputer converts in float64 into ONNX-ML's Imputer, which
+    onnxruntime implements for float32 only: the export loads the model in
+    onnxruntime and refuses it (it exported silently, failing when served).
+    The float32 sample, which the error suggests, exports a model that runs.
+    Without onnxruntime there is no check."""
+    X, y = numeric["clf"]
+    X = _with_gaps(X)
+    cls, params = CASES["NonGreedyObliqueTreeClassifier"]
+    pipe = _fit(make_pipeline(SimpleImputer(), StandardScaler(), cls(**params)),
+                X[:350], y[:350])
+    with pytest.raises(TypeError, match=r"onnxruntime \S+ cannot load the exported Pipeline "
+                                        r"\(creating the session failed; skl2onnx's conversion "
+                                        r"of the steps up to step 'simpleimputer' "
+                                        r"\(SimpleImputer\) fails already\): "
+                                        r".*NOT_IMPLEMENTED.*Imputer"
+                                        r".*From an X_sample in float32") as info:
+        to_onnx(pipe, X[:5])
+    assert info.value.__cause__ is not None  # onnxruntime's exception
+    X32 = X.astype(np.float32)
+    out = _run(to_onnx(pipe, X32[:5]), {"X": X32[350:]})
+    np.testing.assert_allclose(out["probabilities"].sum(axis=1), 1.0, atol=1e-6)
+    assert np.mean(out["label"] == pipe.predict(X32[350:])) > 0.95  # float32 steps
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # as if not installed
+    unchecked = to_onnx(pipe, X[:5])  # exports as before: no check without onnxruntime
+    monkeypatch.undo()
+    with pytest.raises(Exception, match="NOT_IMPLEMENTED"):
+        _run(unchecked, {"X": X[350:]})
+
+
+def test_model_onnxruntime_cannot_load_from_a_dataframe(mixed):
+    """The same for a DataFrame: the hint casts its float64 columns only (an
+    int64 column stays an int64 input)."""
+    frame, targets = mixed
+    frame = frame.copy()
+    frame.loc[::9, "length"] = np.nan
+    ct = ColumnTransformer([
+        ("num", make_pipeline(SimpleImputer(), StandardScaler()), ["length", "diameter"]),
+        ("cat", OneHotEncoder(handle_unknown="ignore"), ["sex", "band"]),
+    ], remainder="drop")
+    cls, params = CASES["NonGreedyObliqueTreeRegressor"]
+    pipe = _fit(make_pipeline(ct, cls(**params)), frame, targets["reg"])
+    with pytest.raises(TypeError, match=r"cannot load the exported Pipeline(.|\n)*"
+                                        r"From an X_sample in float32 \(its float64 columns "
+                                        r"cast to float32\)"):
+        to_onnx(pipe, frame[:5])
+    cast = frame.astype({c: np.float32 for c in frame.columns if frame[c].dtype == np.float64})
+    model = to_onnx(pipe, cast[:5])
+    assert {i.name: i.type.tensor_type.elem_type for i in model.graph.input}["band"] == (
+        onnx.TensorProto.INT64)
+    out = _run(model, _feeds(cast))
+    np.testing.assert_allclose(out["variable"], pipe.predict(cast), rtol=1e-4, atol=1e-3)
+
+
+def test_rows_onnxruntime_cannot_run(mixed, numeric, monkeypatch):
+    """Rows the Pipeline itself cannot predict (an unknown category) give a
+    ValueError about the rows; a model that loads but does not run on rows the
+    Pipeline predicts, a TypeError that says so (no float32 hint where
+    float32 fails too)."""
+    frame, targets = mixed
+    ct = ColumnTransformer([("num", StandardScaler(), ["length"]),
+                            ("cat", OneHotEncoder(sparse_output=False), ["sex"])])
+    cls, params = CASES["NonGreedyObliqueTreeClassifier"]
+    pipe = _fit(make_pipeline(ct, cls(**params)), frame, targets["clf"])
+    unknown = frame[:3].copy()
+    unknown.loc[0, "sex"] = "X"
+    with pytest.raises(ValueError, match=r"The Pipeline cannot predict the first 3 rows of "
+                                         r"X_sample \(ValueError: Found unknown categories"
+                                         r".*Unknown Category"):
+        to_onnx(pipe, unknown)
+    X, y = numeric["clf"]
+    pipe = _fit(make_pipeline(StandardScaler(), cls(**params)), X, y)
+
+    def broken(sess, X_sample):
+        raise RuntimeError("cannot run this")
+
+    monkeypatch.setattr(onnx_pipeline, "_run_head", broken)
+    with pytest.raises(TypeError, match=r"cannot run the exported Pipeline on the first 2 "
+                                        r"rows of X_sample \(skl2onnx's conversion of the steps "
+                                        r"up to step 'standardscaler' \(StandardScaler\) "
+                                        r"fails already\): cannot run this\.$"):
+        to_onnx(pipe, X[:2])
 
 
 def test_serving_needs_neither_torch_nor_the_package(mixed, tmp_path):

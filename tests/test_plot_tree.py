@@ -3,6 +3,7 @@
 scikit-learn does (``(...)``), small trees drawn as before, and no rendering
 inside ``plot_tree`` (its cost was two full draws of every box)."""
 
+import re
 import warnings
 
 import numpy as np
@@ -154,3 +155,44 @@ def test_many_trees_default_is_bounded_and_measured_without_rendering(many_trees
     per_tree = [[t.get_text() for t in texts if t.axes is ax] for ax in fig.axes]
     assert per_tree[3] == [t.get_text() for t in plot_tree(many_trees, tree_index=3,
                                                            max_depth=d)]
+
+
+def test_many_trees_into_too_small_axes_warn_about_all_of_them(many_trees):
+    """20 trees into 20 axes of which 10 are too small: the warning counts the
+    trees whose boxes overlap (it named one tree, as if it were the only one),
+    says what was drawn and how to draw them all."""
+    fig = plt.figure(figsize=(40, 20))
+    large = [fig.add_axes([0.1 * (i % 10), 0.55, 0.09, 0.4]) for i in range(10)]
+    tiny = [fig.add_axes([0.1 * (i % 10), 0.05, 0.005, 0.005]) for i in range(10)]
+    with pytest.warns(UserWarning) as record:
+        texts = plot_tree(many_trees, ax=large + tiny)
+    (message,) = [str(w.message) for w in record if "plot_tree" in str(w.message)]
+    assert re.match(r"plot_tree: the 20 axes given are too small for 10 of the 20 trees: "
+                    r"their boxes overlap \(most crowded: tree 1\d, ", message), message
+    assert ("All 20 trees were drawn, cut by max_depth='auto' (at least the root's split "
+            "each), at 3 points.") in message
+    assert "ax=None (a new figure sized to the trees)" in message
+    assert "tree_index=i" in message and "a smaller max_depth" not in message
+    assert {t.axes for t in texts} == set(large + tiny)  # nothing left out
+    crowded = [ax for ax in large + tiny
+               if _overlaps(_boxes([t for t in texts if t.axes is ax]))]
+    assert crowded == tiny
+    with pytest.warns(UserWarning, match=r"too small for 20 of the 20 trees(.|\n)*whole "
+                                         r"\(max_depth=None\)(.|\n)*a smaller max_depth"):
+        plot_tree(many_trees, ax=plt.subplots(4, 5, figsize=(4, 3))[1], max_depth=None)
+
+
+def test_many_trees_into_fewer_axes_raise_and_draw_nothing(many_trees):
+    """A wrong-sized ax raises, as scikit-learn's displays do (nothing drawn);
+    the message says how to draw all the trees."""
+    fig, axes = plt.subplots(2, 3)
+    with pytest.raises(ValueError, match=r"20 trees: ax must hold at least 20 matplotlib "
+                                         r"Axes(.|\n)*got 6 Axes, and nothing was drawn\. "
+                                         r"To draw all 20 trees pass ax=None(.|\n)*"
+                                         r"plt\.subplots\(4, 5\)\[1\]"):
+        plot_tree(many_trees, ax=axes)
+    assert not any(ax.texts for ax in axes.ravel())
+    enough = list(plt.subplots(4, 5)[1].ravel())
+    enough[3] = None
+    with pytest.raises(ValueError, match=r"got 20 item\(s\), 1 of them not Axes"):
+        plot_tree(many_trees, ax=enough)

@@ -373,20 +373,44 @@ def draw_views(views, *, titles=None, axes=None, fontsize=None, filled=False,
         for head in heads:
             head.set_fontsize(fs + 1)
     if need > 1.0:
-        worst = int(np.argmax(needs))
-        _, n_slots, n_rows = panels[worst]
+        warnings.warn(_overlap_message(needs, panels, titles, own, fs, max_depth),
+                      UserWarning)
+    return [a for artists, _, _ in panels for a in artists]
+
+
+def _overlap_message(needs, panels, titles, own, fs, max_depth):
+    """The warning of :func:`draw_views` where boxes overlap: for one tree,
+    where and how large it is; for several (``titles``), how many of them
+    overlap, the largest, what was drawn and how to draw them all."""
+    worst = int(np.argmax(needs))
+    _, n_slots, n_rows = panels[worst]
+    cap_w, cap_h = MAX_FIGURE_INCHES
+    if titles is None:
         if own:
-            where = (f"a figure of at most {cap_w:g} x {cap_h:g} inches is too small to "
-                     "draw")
+            where = f"a figure of at most {cap_w:g} x {cap_h:g} inches is too small to draw"
             hint = "max_depth (an int, or 'auto'), or ax= axes of a larger figure"
         else:
-            where = "the axes are too small to draw"
-            hint = ("a larger figure, max_depth" if not titled
-                    else "larger axes, max_depth, or tree_index=i")
-        which = "" if not titled else f" ({titles[worst]})"
-        warnings.warn(
-            f"plot_tree: {where} {n_slots:.0f} leaf slots and {n_rows} levels{which} "
-            f"without overlapping boxes; use {hint}.",
-            UserWarning,
-        )
-    return [a for artists, _, _ in panels for a in artists]
+            where, hint = "the axes are too small to draw", "a larger figure, max_depth"
+        return (f"plot_tree: {where} {n_slots:.0f} leaf slots and {n_rows} levels "
+                f"without overlapping boxes; use {hint}.")
+    n, k = len(needs), sum(need > 1.0 for need in needs)
+    where = (f"a figure of at most {cap_w:g} x {cap_h:g} inches is" if own
+             else f"the {n} axes given are")
+    if max_depth == "auto":
+        drawn = "cut by max_depth='auto' (at least the root's split each)"
+    elif max_depth is None:
+        drawn = "whole (max_depth=None)"
+    else:
+        drawn = f"to max_depth={max_depth}"
+    if own:
+        hint = ("max_depth='auto' (every tree cut to the levels that fit), an int "
+                "max_depth, or tree_index=i (tree i alone)")
+    else:
+        hint = ("ax=None (a new figure sized to the trees), axes of a larger figure "
+                "(plt.subplots(..., figsize=(width, height))), "
+                + ("" if max_depth == "auto" else "a smaller max_depth, ")
+                + "or tree_index=i (tree i alone, into one axes)")
+    return (f"plot_tree: {where} too small for {k} of the {n} trees: their boxes "
+            f"overlap (most crowded: {titles[worst]}, {n_slots:.0f} leaf slots and "
+            f"{n_rows} levels). All {n} trees were drawn, {drawn}, at {fs:.3g} points. "
+            f"To draw them without overlap, use {hint}.")

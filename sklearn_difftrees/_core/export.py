@@ -31,6 +31,7 @@ Where the view comes from, without the core knowing any method:
   oblique view of an :class:`~.tree.ObliqueTree`.
 """
 
+import math
 from numbers import Integral
 
 import numpy as np
@@ -330,7 +331,9 @@ def plot_tree(
         Axes to draw into; a new figure when ``None``. A tree ensemble layer
         drawn whole takes a sequence or array of at least ``n_trees`` axes
         (e.g. from ``plt.subplots``), tree ``t`` in the ``t``-th (flattened
-        order); a single Axes then raises :class:`ValueError`.
+        order); a single Axes or fewer axes then raise :class:`ValueError`
+        (nothing drawn). Where axes are too small for some trees, every tree
+        is drawn and a :class:`UserWarning` counts those whose boxes overlap.
 
     Returns
     -------
@@ -375,10 +378,19 @@ def _ensemble_axes(ax, est, n):
             "or ax=None (a new figure with all the trees)."
         )
     axes = list(np.asarray(ax, dtype=object).ravel())
-    if len(axes) < n or not all(isinstance(a, Axes) for a in axes):
+    others = sum(not isinstance(a, Axes) for a in axes)
+    if len(axes) < n or others:
+        # As scikit-learn's displays (PartialDependenceDisplay: "Expected ax to
+        # have n axes"): a wrong ax raises; nothing is drawn.
+        cols = math.ceil(math.sqrt(n))
+        got = f"{len(axes)} item(s), {others} of them not Axes" if others else (
+            f"{len(axes)} Axes")
         raise ValueError(
             f"{name} has {n} trees: ax must hold at least {n} matplotlib Axes (one per "
-            f"tree); got {len(axes)} item(s). Pass tree_index=i to draw one tree."
+            f"tree, tree t into the t-th in flattened order); got {got}, and nothing "
+            f"was drawn. To draw all {n} trees pass ax=None (a new figure with one axes "
+            f"per tree) or {n} axes, e.g. plt.subplots({math.ceil(n / cols)}, {cols})[1]; "
+            "tree_index=i draws tree i alone into one Axes."
         )
     return axes[:n]
 

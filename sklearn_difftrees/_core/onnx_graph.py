@@ -312,7 +312,11 @@ def to_onnx(estimator, X_sample, *, name=None):
     after it, for a DataFrame (each fed as an (n_samples, 1) array). A
     Pipeline whose last step is not of this package raises a ``TypeError``
     (convert it with ``skl2onnx.to_onnx``), as does a step that skl2onnx
-    cannot convert (the message names it). See ``docs/deploy.md``.
+    cannot convert (the message names it). Where ``onnxruntime`` can be
+    imported, the exported Pipeline is loaded and run on the first 5 rows of
+    ``X_sample``; a model onnxruntime cannot load or run raises a
+    ``TypeError`` quoting it (e.g. ``SimpleImputer`` in float64; the message
+    says when a float32 ``X_sample`` works). See ``docs/deploy.md``.
 
     Needs the ``onnx`` package, and for a Pipeline ``skl2onnx`` (both in
     ``pip install "sklearn-difftrees[onnx]"``); serving the model needs only
@@ -412,5 +416,9 @@ def _pipeline_model(pipeline, X_sample, name):
     est = _estimator_model(last, np.zeros((1, last.n_features_in_), dtype), last_name)
     doc = (f"Pipeline {title} exported by sklearn_difftrees (the steps before the last "
            "converted by skl2onnx)")
-    return onnx_pipeline.join(pre, est, name=name or "Pipeline", doc_string=doc,
-                              input_names=input_names)
+    model = onnx_pipeline.join(pre, est, name=name or "Pipeline", doc_string=doc,
+                               input_names=input_names)
+    # skl2onnx's part may hold operators onnxruntime lacks (in float64 mostly);
+    # our graphs are standard operators, run in tests/test_onnx.py in both dtypes.
+    onnx_pipeline.check_runs(model, steps, X_sample, pipeline, OPSET)
+    return model

@@ -9,6 +9,13 @@ joined model keeps skl2onnx's inputs (``X`` for an array, one input per
 column for a DataFrame) and the last step's outputs (``label`` and
 ``probabilities``, or ``variable``). This module knows no method: the last
 step's graph comes from :mod:`~sklearn_difftrees._core.onnx_graph`.
+
+skl2onnx may convert a step into operators onnxruntime lacks (mostly in
+float64: ``SimpleImputer``'s ONNX-ML ``Imputer``), so :func:`check_runs`
+loads the joined model in onnxruntime, when it can be imported, and runs it
+on a few rows of ``X_sample``. Where a conversion or that check fails in
+float64, the error suggests a float32 sample only after trying it
+(:func:`_float32_hint`).
 """
 
 import numpy as np
@@ -16,11 +23,16 @@ from sklearn.exceptions import NotFittedError
 from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
 
-from .optional import require
+from .optional import require, try_import
 
-__all__ = ["join", "preprocessing_model", "split_pipeline"]
+__all__ = ["check_runs", "join", "preprocessing_model", "split_pipeline"]
 
 _PURPOSE = "sklearn_difftrees.to_onnx of a Pipeline"
+#: Rows of ``X_sample`` the exported Pipeline runs on in onnxruntime (:func:`check_runs`).
+_CHECK_ROWS = 5
+#: numpy types of onnxruntime's numeric input types (other inputs are fed as given).
+_NUMPY_OF = {"tensor(double)": np.float64, "tensor(float)": np.float32,
+             "tensor(int64)": np.int64, "tensor(int32)": np.int32, "tensor(bool)": np.bool_}
 
 
 def _flat(steps, prefix=""):
@@ -76,25 +88,87 @@ def _convert(steps, X_sample, opset):
     return model
 
 
-def _failing_step(steps, X_sample, opset):
+def _session(ort, model):
+    """onnxruntime's ``InferenceSession`` of ``model`` on the CPU (its errors
+    are raised, not also logged)."""
+    options = ort.SessionOptions()
+    options.log_severity_level = 4  # fatal only
+    return ort.InferenceSession(model.SerializeToString(), options,
+                                providers=["CPUExecutionProvider"])
+
+
+def _head(X_sample):
+    """The first :data:`_CHECK_ROWS` rows of ``X_sample``."""
+    return X_sample.iloc[:_CHECK_ROWS] if hasattr(X_sample, "iloc") else X_sample[:_CHECK_ROWS]
+
+
+def _run_head(sess, X_sample):
+    """Run ``sess`` on the first :data:`_CHECK_ROWS` rows of ``X_sample``, fed
+    as to the exported model (``X``, or one (n, 1) column per input), numeric
+    inputs in the element type the session declares."""
+    head = _head(X_sample)
+    if hasattr(head, "columns"):  # skl2onnx's inputs follow the columns
+        columns = [head.iloc[:, [j]].to_numpy() for j in range(head.shape[1])]
+    else:
+        columns = [head]
+    if not len(columns[0]):
+        return
+    feeds = {}
+    for entry, column in zip(sess.get_inputs(), columns):
+        dtype = _NUMPY_OF.get(entry.type)
+        feeds[entry.name] = column if dtype is None else np.asarray(column, dtype=dtype)
+    sess.run(None, feeds)
+
+
+def _run(ort, model, X_sample):
+    """Load ``model`` in onnxruntime and run it on the first rows of ``X_sample``."""
+    _run_head(_session(ort, model), X_sample)
+
+
+def _failing_step(steps, X_sample, opset, ort=None):
     """The first step that skl2onnx cannot convert (``steps[:k]`` converted
-    for k = 1, 2, ... until one fails), in words."""
+    for k = 1, 2, ... until one fails; with ``ort``, until onnxruntime cannot
+    load or run it), in words; None when every prefix passes."""
     for k, (name, step) in enumerate(steps, start=1):
         try:
-            _convert(steps[:k], X_sample, opset)
+            model = _convert(steps[:k], X_sample, opset)
+            if ort is not None:
+                _run(ort, model, X_sample)
         except Exception:
             return f"step {name!r} ({type(step).__name__})"
-    return "the steps before the last"
+    return None
 
 
-def _float64_hint(X_sample):
-    """A hint for float64 input, which some of skl2onnx's converters lack."""
-    dtypes = X_sample.dtypes if hasattr(X_sample, "dtypes") else [X_sample.dtype]
-    if not any(np.dtype(dt) == np.float64 for dt in dtypes if isinstance(dt, np.dtype)):
+def _float32(X_sample):
+    """``X_sample`` with its float64 values in float32 (a DataFrame: its
+    float64 columns), or None when it has none."""
+    if hasattr(X_sample, "columns"):
+        wide = [c for c, dt in X_sample.dtypes.items() if dt == np.float64]
+        return X_sample.astype({c: np.float32 for c in wide}) if wide else None
+    return X_sample.astype(np.float32) if X_sample.dtype == np.float64 else None
+
+
+def _float32_hint(steps, X_sample, opset, ort):
+    """A hint for float64 input where float32 input works: the steps convert
+    (and, with ``ort``, load and run in onnxruntime) from the float32 sample.
+    Some of skl2onnx's converters and onnxruntime's ONNX-ML operators handle
+    float32 only; any other failure gets no hint (tried, not guessed from
+    skl2onnx's messages, which vary between its versions)."""
+    X32 = _float32(X_sample)
+    if X32 is None:
         return ""
-    return (" Some of skl2onnx's converters (and onnxruntime's ONNX-ML operators) "
-            "handle float32 input only: an X_sample in float32 (the numeric columns of "
-            "a DataFrame cast to float32) may convert, computing those steps in float32.")
+    try:
+        model = _convert(steps, X32, opset)
+        if ort is not None:
+            _run(ort, model, X32)
+    except Exception:
+        return ""
+    which = ("its float64 columns cast to float32" if hasattr(X_sample, "columns")
+             else "X_sample.astype(np.float32)")
+    runs = " and run in onnxruntime" if ort is not None else ""
+    return (f" From an X_sample in float32 ({which}) the steps convert{runs}: export "
+            "with it, the steps then computing in float32 (see 'Pipelines' in "
+            "docs/deploy.md for how closely that matches scikit-learn).")
 
 
 def preprocessing_model(steps, X_sample, pipeline, opset):
@@ -115,15 +189,16 @@ def preprocessing_model(steps, X_sample, pipeline, opset):
     except ImportError:
         raise
     except Exception as exc:  # skl2onnx's own message, and which step it is
-        hint = _float64_hint(X_sample)
+        hint = _float32_hint(steps, X_sample, opset, try_import("onnxruntime"))
         if getattr(pipeline, "feature_names_in_", None) is not None and not hasattr(
                 X_sample, "columns"):
             hint += (" The Pipeline was fitted on a DataFrame: a DataFrame X_sample with "
                      "its columns gives one input per column, as steps selecting columns "
                      "by name need.")
         raise TypeError(
-            f"skl2onnx cannot convert {_failing_step(steps, X_sample, opset)} of the "
-            f"Pipeline at opset {opset}: {str(exc).rstrip('. ')}.{hint}") from exc
+            f"skl2onnx cannot convert "
+            f"{_failing_step(steps, X_sample, opset) or 'the steps before the last'} of the "
+            f"Pipeline at opset {opset}: {_quote(exc)}.{hint}") from exc
     if len(model.graph.output) != 1:
         raise TypeError(
             f"skl2onnx converted the steps before the last into {len(model.graph.output)} "
@@ -194,3 +269,49 @@ def join(pre, est, *, name, doc_string, input_names=None):
             "exported model; rename that column to export it.")
     onnx.checker.check_model(model, full_check=True)
     return model
+
+
+def check_runs(model, steps, X_sample, pipeline, opset):
+    """Load the exported Pipeline ``model`` in onnxruntime and run it on the
+    first rows of ``X_sample``: a ``TypeError`` quoting onnxruntime when it
+    cannot (skl2onnx converts some steps into operators onnxruntime lacks,
+    e.g. ``SimpleImputer``'s ONNX-ML ``Imputer`` in float64), a
+    ``ValueError`` when the Pipeline cannot predict those rows either.
+    Nothing is checked when onnxruntime cannot be imported (no extra of the
+    package installs it: serving may use another runtime)."""
+    ort = try_import("onnxruntime")
+    if ort is None:
+        return
+    X_sample = _sample(X_sample, pipeline)
+    try:
+        sess = _session(ort, model)
+    except Exception as exc:
+        what, failure = "cannot load the exported Pipeline (creating the session failed; ", exc
+    else:
+        try:
+            return _run_head(sess, X_sample)
+        except Exception as exc:
+            failure = exc
+        head = _head(X_sample)
+        n = len(head)
+        try:
+            pipeline.predict(head)
+        except Exception as own:  # the rows, not the export
+            raise ValueError(
+                f"The Pipeline cannot predict the first {n} rows of X_sample "
+                f"({type(own).__name__}: {str(own).strip().rstrip('. ')}), nor can "
+                f"onnxruntime run the exported model on them ({_quote(failure)}): "
+                "pass rows the Pipeline predicts.") from failure
+        what = f"cannot run the exported Pipeline on the first {n} rows of X_sample ("
+    step = _failing_step(steps, X_sample, opset, ort)
+    where = (f"skl2onnx's conversion of the steps up to {step} fails already" if step
+             else "skl2onnx's conversion of the steps alone runs")
+    hint = _float32_hint(steps, X_sample, opset, ort)
+    raise TypeError(
+        f"onnxruntime {ort.__version__} {what}{where}): {_quote(failure)}.{hint}"
+    ) from failure
+
+
+def _quote(exc):
+    """``exc``'s message without its trailing newline and full stop."""
+    return str(exc).strip().rstrip(". ")

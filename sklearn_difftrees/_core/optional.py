@@ -6,12 +6,14 @@ The base install (numpy, scipy, scikit-learn, joblib) fits
 (training of the other families, the torch layers), ``onnx`` (export) and
 ``skops`` (safe persistence) are extras; everything that needs one of them
 imports it through :func:`require`, so that a missing extra gives one message
-that says what to install.
+that says what to install. What only gets better with a package, and works
+without it, imports it through :func:`try_import` (onnxruntime: ``to_onnx``
+of a Pipeline runs the exported model when it can).
 """
 
 import importlib
 
-__all__ = ["TORCH_CPU_INDEX_URL", "require", "require_torch"]
+__all__ = ["TORCH_CPU_INDEX_URL", "require", "require_torch", "try_import"]
 
 #: PyTorch's index of CPU-only wheels (no CUDA packages, a fraction of the size).
 TORCH_CPU_INDEX_URL = "https://download.pytorch.org/whl/cpu"
@@ -54,3 +56,12 @@ def require(module, purpose, *, extra=None):
 def require_torch(purpose):
     """``import torch`` for ``purpose``, or the ImportError of :func:`require`."""
     return require("torch", purpose)
+
+
+def try_import(module):
+    """``module``, or None when it cannot be imported (for a check or an
+    improvement that is skipped without it, never for what needs it)."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        return None
