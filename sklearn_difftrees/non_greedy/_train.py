@@ -201,6 +201,13 @@ def _evaluate(Z, Y, w, W, b, theta, loss, score_fn):
     return val_loss, float(score_fn(leaves, theta, Y, w))
 
 
+def _uninformed_loss(Z, Y, w, theta, loss):
+    """Weighted mean loss on ``(Z, Y, w)`` of all-zero leaf parameters (every
+    row's loss is the same whatever its leaf)."""
+    losses = leaf_losses(np.zeros_like(theta), np.zeros(Z.shape[0], dtype=np.int64), Y, loss)
+    return float(losses @ w / w.sum())
+
+
 def refit_leaf_params(Z, Y, w, W, b, theta, loss):
     """Closed-form leaves for the current splits; unreached leaves keep ``theta``."""
     th, reached = leaf_targets(apply_leaves(Z, W, b), Y, w, theta.shape[0], loss,
@@ -246,7 +253,12 @@ def sgd(Z, Y, w, W, b, theta, *, loss, nu, inference, stable, learning_rate, mom
     best_state = None
     if validation is not None:
         th_out = refit_leaf_params(Z, Y, w, W, b, theta, loss) if refit_leaves else theta
-        monitor.start(*_evaluate(*validation, W, b, th_out, loss, score_fn))
+        # The start is a fitted tree (the CART), whose validation loss can be
+        # near zero: the divergence reference is the loss of all-zero leaf
+        # parameters (uniform logits, the standardized target's mean), as for
+        # the torch-trained families' greedy starts (_trainer.uninformed_loss).
+        monitor.start(*_evaluate(*validation, W, b, th_out, loss, score_fn),
+                      reference=_uninformed_loss(*validation, th_out, loss))
         best_state = (W.copy(), b.copy(), th_out.copy())
     assign = apply_leaves(Z, W, b) if stable else None
     prev_bound = math.inf
