@@ -167,12 +167,25 @@ def test_zero_weight_rows_are_not_drawn(cls):
 
 
 def test_sample_weight_multiplies_the_bootstrap_counts():
+    from sklearn_difftrees.dgt._bagging import _bootstrap_counts
+
     X, y = _data(DGTForestRegressor)
     w = 1.0 + np.arange(len(y)) % 2
     once = DGTForestRegressor(**FAST).fit(X, y, sample_weight=w)
+    # A member's root holds its draw counts times the weights, relative to
+    # the largest weight (weights count relative to each other).
+    rng = np.random.RandomState(FAST["random_state"])
+    rng.randint(2**31 - 1, size=once.n_estimators)  # the members' seeds
+    sample_seeds = rng.randint(2**31 - 1, size=once.n_estimators)
+    n = len(y)
+    for member, seed in zip(once.estimators_, sample_seeds):
+        counts = _bootstrap_counts(seed, np.arange(n), n, n)
+        np.testing.assert_allclose(member.tree_.n_node_samples[0], counts @ (w / 2))
+    # Doubled weights are the same weights: the same forest.
     doubled = DGTForestRegressor(**FAST).fit(X, y, sample_weight=2 * w)
     for a, b in zip(once.estimators_, doubled.estimators_):
-        assert b.tree_.n_node_samples[0] == 2 * a.tree_.n_node_samples[0]
+        assert b.tree_.n_node_samples[0] == a.tree_.n_node_samples[0]
+    np.testing.assert_array_equal(once.predict(X), doubled.predict(X))
     # Equal weights of any value are no weights (they become exactly 1).
     ones = DGTForestRegressor(**FAST).fit(X, y)
     twos = DGTForestRegressor(**FAST).fit(X, y, sample_weight=np.full(len(y), 2.0))

@@ -261,7 +261,14 @@ def normalize_weights(sample_weight):
     positive = sample_weight > 0
     if not positive.any() or _all_equal(sample_weight):
         return positive.astype(np.float64)
-    return sample_weight / sample_weight[positive].mean()
+    # Each weight divided by the largest first: one correctly rounded division
+    # of two weights, so weights multiplied by a constant (exactly: integer
+    # weights times an integer, any power of two) normalize to the same
+    # weights bit for bit, as scikit-learn's trees treat them. A division by
+    # the mean (a rounded sum) left 3 * w and w one ulp apart on most rows,
+    # and the greedy starts and subtrees broke their ties on that.
+    ratio = sample_weight / sample_weight.max()
+    return ratio / ratio[positive].mean()
 
 
 def validation_split(n_samples, fraction, random_state, stratify=None):

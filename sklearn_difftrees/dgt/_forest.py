@@ -201,6 +201,12 @@ class _BaseDGTForest(ForestRoutingMixin, VersionedStateMixin, BaseEstimator,
         # max_samples against the rows that can be drawn, before any attribute
         # is set (class_weight can only remove rows: checked again below).
         _bootstrap_size(self.max_samples, self.bootstrap, int(np.count_nonzero(sample_weight > 0)))
+        # Weights count relative to each other: divided by the largest (one
+        # correctly rounded division each), the members, their subtrees and the
+        # out-of-bag choices see the same weights for w and c * w (bit for bit
+        # where c * w is exact: integer weights times an integer); without
+        # weights, the ones stay ones (a member's weights are its draw counts).
+        sample_weight = sample_weight / sample_weight.max()
         user_weight = sample_weight  # the OOB score ignores class_weight, as score() does
         if classifier:
             # Members see the codes 0 .. K-1, so that all of them share the
