@@ -138,7 +138,9 @@ class _BaseDGTBandit(BaseObliqueTree):
     def _get_engine(self):
         engine = self.__dict__.get("_engine")
         if engine is None:
-            require_torch(f"{type(self).__name__} learning (fit, update, sample_*)")
+            # A fitted learner predicts and samples (sample_actions, sample_predictions)
+            # from its numpy tree_; only learning needs the live torch state.
+            require_torch(f"{type(self).__name__} learning (fit, update)")
             from ._bandit_torch import OnlineDGT  # torch is imported here only
 
             engine = OnlineDGT(self, getattr(self, "_state", None))
