@@ -212,6 +212,46 @@ def test_layer_fixed_pruning_makes_rows_independent():
     torch.testing.assert_close(z_all, z_rows)
 
 
+def test_layer_state_dict_with_fixed_pruning_loads_into_a_new_layer():
+    """A state saved after fix_pruning loads strictly into a freshly built
+    layer, fixed vector included (a user's trial: "Unexpected key", and
+    strict=False dropped it); a state without one clears it."""
+    import io
+
+    torch.manual_seed(0)
+    x = torch.randn(200, 5)
+    layer = LatentTreeLayer(5, max_depth=3)
+    layer(x)  # the first training pass balances the biases
+    plain = {k: v.clone() for k, v in layer.state_dict().items()}
+    layer.eval()
+    layer.fix_pruning(x)
+    buffer = io.BytesIO()
+    torch.save(layer.state_dict(), buffer)
+    buffer.seek(0)
+    fresh = LatentTreeLayer(5, max_depth=3)
+    fresh.load_state_dict(torch.load(buffer))
+    fresh.eval()
+    torch.testing.assert_close(fresh.fixed_pruning, layer.fixed_pruning)
+    torch.testing.assert_close(fresh(x), layer(x))
+    torch.testing.assert_close(fresh(x[:1]), fresh(x)[:1])  # rows independent again
+    fresh.load_state_dict(plain)
+    assert fresh.fixed_pruning is None
+
+
+@pytest.mark.parametrize("backend", ["kernel", "torch"])
+def test_layer_runs_under_torch_compile(backend):
+    """torch.compile (Dynamo; the "eager" backend keeps the test fast) runs
+    the pruning solver outside the traced graph: the kernel's numpy calls
+    failed at the first call (a user's trial)."""
+    torch.manual_seed(0)
+    layer = LatentTreeLayer(6, max_depth=3, backend=backend)
+    x = torch.randn(32, 6)
+    out = torch.compile(layer, backend="eager")(x)
+    out.sum().backward()
+    torch.testing.assert_close(out, layer(x))
+    assert layer.split.weight.grad is not None
+
+
 def test_layer_lambda_is_per_sample():
     """Duplicating the batch leaves the pruning vector unchanged."""
     torch.manual_seed(0)

@@ -533,3 +533,31 @@ def test_tel_trains_with_the_greedy_loss_as_ceiling(monkeypatch):
     TreeEnsembleLayerClassifier(n_trees=2, max_depth=2, max_iter=3, early_stopping=False,
                                 random_state=0).fit(X, y)
     assert "loss_ceiling" not in seen
+
+
+@pytest.mark.parametrize("backend", ["dense", "conditional", "auto"])
+def test_layer_computes_in_the_inputs_dtype_on_every_backend(backend):
+    """float64 rows into a float32 layer: float64 outputs and float32
+    gradients on both backends ("auto" switches between them from batch to
+    batch; the dense one raised on the step where it took over)."""
+    torch.manual_seed(0)
+    layer = TreeEnsembleLayer(4, 2, n_trees=3, depth=3, backend=backend)
+    x = torch.randn(32, 4, dtype=torch.float64)
+    out = layer(x)
+    assert out.dtype == torch.float64
+    out.sum().backward()
+    assert layer.weight.grad.dtype == torch.float32
+    torch.testing.assert_close(out.float(), layer(x.float()), rtol=1e-5, atol=1e-5)
+
+
+def test_layer_runs_under_torch_compile():
+    """torch.compile (Dynamo; the "eager" backend keeps the test fast) runs
+    the conditional passes outside the traced graph: it failed at the first
+    call (a user's trial). Same outputs as the layer itself, gradients flow."""
+    torch.manual_seed(0)
+    layer = TreeEnsembleLayer(6, 2, backend="conditional")
+    x = torch.randn(32, 6)
+    out = torch.compile(layer, backend="eager")(x)
+    out.sum().backward()
+    torch.testing.assert_close(out, layer(x))
+    assert layer.weight.grad is not None

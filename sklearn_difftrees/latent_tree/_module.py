@@ -235,6 +235,19 @@ class LatentTreeLayer(nn.Module):
         self.fixed_pruning = a.detach().clone()
         return self.fixed_pruning
 
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
+        # ``fixed_pruning`` is None until fix_pruning, and torch leaves a None
+        # buffer out of the keys it loads: a state saved after fix_pruning
+        # failed to load into a new layer ("Unexpected key"), and strict=False
+        # dropped the vector (eval outputs then depended on the batch). The
+        # buffer takes the saved vector's shape first; a state without one
+        # clears it, as loading restores the saved layer.
+        key = prefix + "fixed_pruning"
+        saved = state_dict.get(key)
+        self.fixed_pruning = (None if saved is None else
+                              torch.empty_like(saved, device=self.split.weight.device))
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
+
     def forward(self, x, return_pruning=False):
         """``z`` (n, n_nodes), and the pruning vector ``a`` if ``return_pruning``.
 

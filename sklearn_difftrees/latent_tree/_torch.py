@@ -181,6 +181,10 @@ def tree_isotonic_torch(q, lam):
     return a, z
 
 
+# torch.compile runs the solver as it is, outside the traced graph: its kernel
+# works on numpy arrays and its pure-torch path on Python pools, neither of
+# which Dynamo traces (a compiled LatentTreeLayer failed in either backend).
+@torch.compiler.disable
 def tree_isotonic(q, lam, backend="auto"):
     """``(a, z)`` by the compiled kernel (``"kernel"``) or pure torch (``"torch"``).
 

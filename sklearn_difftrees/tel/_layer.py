@@ -155,6 +155,15 @@ class _ConditionalTEL(torch.autograd.Function):
         )
 
 
+# torch.compile runs the conditional passes as they are, outside the traced
+# graph: they work on numpy arrays, which Dynamo does not trace (a compiled
+# layer with the default backend failed at its first call).
+@torch.compiler.disable
+def _conditional(x, weight, bias, leaf, gamma, state, record):
+    """:class:`_ConditionalTEL` applied to its arguments."""
+    return _ConditionalTEL.apply(x, weight, bias, leaf, gamma, state, record)
+
+
 class TreeEnsembleLayer(nn.Module):
     r"""Tree Ensemble Layer: an additive ensemble of smooth-step soft trees.
 
@@ -323,21 +332,23 @@ class TreeEnsembleLayer(nn.Module):
             The ensemble's output.
         """
         check_layer_input("TreeEnsembleLayer", x, self.in_features)
+        # Both backends compute in the input's dtype (the parameters cast, their
+        # gradients cast back): "auto" may switch backend between batches, and
+        # the dense one took float64 rows with float32 parameters to an error.
+        dtype = x.dtype
+        params = (self.weight.to(dtype), self.bias.to(dtype), self.leaf.to(dtype))
         if self._use_conditional(x):
-            dtype = x.dtype
-            params = (self.weight.to(dtype), self.bias.to(dtype), self.leaf.to(dtype))
             record = torch.is_grad_enabled() and any(
                 t.requires_grad for t in (x, *params)
             )
-            return _ConditionalTEL.apply(x, *params, self.gamma, self._state, record)
+            return _conditional(x, *params, self.gamma, self._state, record)
         check_memory(
             "TreeEnsembleLayer",
             self._dense_memory(x.shape[0]),
             f"backend='dense', depth={self.depth}, n_trees={self.n_trees} on a batch "
             f"of {x.shape[0]} rows (the conditional backend needs far less)",
         )
-        return tree_ensemble_dense(x, self.weight, self.bias, self.leaf, self.gamma,
-                                   reach=self._state)
+        return tree_ensemble_dense(x, *params, self.gamma, reach=self._state)
 
     def extra_repr(self):
         """Return the constructor arguments shown by ``repr(layer)``.
