@@ -500,6 +500,52 @@ def test_epochs_above_the_loss_ceiling_are_no_candidates():
     assert mon.finish().best_epoch == 3
 
 
+def test_epochs_back_above_the_ceiling_use_the_patience():
+    """Once an epoch got below the ceiling, epochs above it count towards the
+    patience: a training loss hovering at the reference (TEL on features
+    without signal, a user's trial) ran every epoch to max_iter and warned to
+    increase it."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    from sklearn_difftrees._core._monitor import EpochMonitor
+
+    mon = EpochMonitor(name="m", max_iter=50, n_iter_no_change=3, tol=0.0,
+                       learning_rate=0.1, has_validation=True, loss_ceiling=1.0)
+    for epoch in range(1, 51):
+        train = 0.999 if epoch == 3 else 1.001  # once below the ceiling, then at it
+        mon.end_epoch(epoch, train, 0.0, (0.5, 0.0))
+        if mon.should_stop:
+            break
+    assert epoch < 10
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        assert mon.finish().stopped_early
+
+
+def test_a_run_never_below_the_ceiling_says_so():
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    from sklearn_difftrees._core._monitor import EpochMonitor
+
+    mon = EpochMonitor(name="m", max_iter=5, n_iter_no_change=2, tol=0.0,
+                       learning_rate=0.1, has_validation=True, loss_ceiling=0.5)
+    for epoch in range(1, 6):
+        mon.end_epoch(epoch, 0.9, 0.0, (0.5, 0.0))
+        assert not mon.should_stop
+    with pytest.warns(ConvergenceWarning, match="never fell below the reference"):
+        mon.finish()
+    # The estimator on constant features stops early, without a warning.
+    X, y = np.ones((300, 3)), np.random.RandomState(0).randint(0, 3, 300)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est = TreeEnsembleLayerClassifier(random_state=0).fit(X, y)
+    assert est.n_iter_ < est.max_iter
+
+
 def test_greedy_loss_is_the_depth_2_carts_log_loss():
     from sklearn.metrics import log_loss
     from sklearn.tree import DecisionTreeClassifier

@@ -64,11 +64,12 @@ class EpochMonitor:
         What the training loss is called in messages (e.g. "bound").
     loss_ceiling : float, optional
         With validation data: an epoch whose training loss is above it is
-        no candidate of early stopping and does not count towards the
-        patience (a model that still fits its training rows worse than a
-        reference, e.g. a depth-2 CART, is not kept because a small
-        validation set happened to like it). When no epoch gets below it,
-        the run keeps its last weights.
+        no candidate of early stopping (a model that still fits its training
+        rows worse than a reference, e.g. a depth-2 CART, is not kept
+        because a small validation set happened to like it), and counts
+        towards the patience only once an earlier epoch got below it. When
+        no epoch gets below it, the run keeps its last weights (and its
+        ``ConvergenceWarning`` says so).
     """
 
     def __init__(self, *, name, max_iter, n_iter_no_change, tol, learning_rate,
@@ -88,6 +89,7 @@ class EpochMonitor:
         self.progress = Progress(max_iter, desc=name, unit="epoch", verbose=verbose)
         self._reference = None
         self._diverging = 0
+        self._below_ceiling = False  # whether an epoch's training loss got below loss_ceiling
 
     def _check_finite(self, value, what, epoch):
         if not math.isfinite(value):
@@ -178,8 +180,15 @@ class EpochMonitor:
         self._check_finite(monitored, "monitored loss", epoch)
         self._check_divergence(monitored, epoch)
         if self.loss_ceiling is not None and loss > self.loss_ceiling:
+            # Not a candidate: fits its rows worse than the reference. Once an
+            # epoch has got below it, such an epoch counts towards the patience
+            # (it improved nothing): a loss that hovers at the reference (features
+            # with no signal) otherwise ran every epoch to max_iter.
+            if self._below_ceiling:
+                self._no_improvement += 1
             self.progress.update(info=info, note=note, step_seconds=h.epoch_seconds[-1])
-            return False  # not yet a candidate: fits its rows worse than the reference
+            return False
+        self._below_ceiling = True
         if monitored < self._best - self.tol:
             self._no_improvement = 0
         else:
@@ -214,6 +223,16 @@ class EpochMonitor:
             self.convergence_message = (
                 f"{self.name}: reached max_iter={self.max_iter} epochs before the "
                 f"{watched} stopped improving; consider increasing max_iter.")
+            if self.loss_ceiling is not None and not self._below_ceiling:
+                # No epoch was a candidate, so the patience never ran: say so,
+                # rather than that the validation loss was still improving.
+                self.convergence_message = (
+                    f"{self.name}: in max_iter={self.max_iter} epochs its training "
+                    f"{self.loss_name} never fell below the reference's "
+                    f"({self.loss_ceiling:.4g}, a depth-2 CART's; best "
+                    f"{h.best_loss:.4g}), so no epoch counted for early stopping and the "
+                    "last weights are kept. The features may carry little signal; a "
+                    "larger max_iter helps only if the loss was still falling.")
             if emit:
                 warnings.warn(self.convergence_message, ConvergenceWarning)
         return self.history
