@@ -592,3 +592,45 @@ def test_clusterer_progress_names_the_clusterer(capsys):
     out = capsys.readouterr()
     text = out.out + out.err
     assert "LatentTreeClusterer" in text and "LatentTreeRegressor" not in text
+
+
+# ------------------------------------------- 14. warnings of internal fits
+@pytest.mark.parametrize("make", [
+    lambda: sd.DGTRegressor(**FAST), lambda: sd.LatentTreeRegressor(**FAST),
+    lambda: sd.TreeEnsembleLayerRegressor(**FAST),
+    lambda: sd.NonGreedyObliqueTreeRegressor(max_iter=5, random_state=0),
+    lambda: sd.ConvexPolytopeTreeRegressor(**FAST),
+    lambda: sd.DGTForestRegressor(n_estimators=3, **FAST),
+])
+def test_one_row_validation_part_scores_nan_without_warnings(make):
+    """Ten rows leave one validation row, where R^2 is undefined: NaN scores,
+    without scikit-learn's warning at every epoch (a user's trial: 21 lines
+    for a DGTRegressor, 630 for a forest)."""
+    from sklearn.exceptions import UndefinedMetricWarning
+
+    rng = np.random.RandomState(0)
+    X, y = rng.randn(10, 3), rng.randn(10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        warnings.simplefilter("error", UndefinedMetricWarning)
+        make().fit(X, y)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: sd.DGTClassifier(**FAST), lambda: sd.LatentTreeClassifier(**FAST),
+    lambda: sd.TreeEnsembleLayerClassifier(**FAST),
+    lambda: sd.ConvexPolytopeTreeClassifier(**FAST),
+    lambda: sd.NonGreedyObliqueTreeClassifier(max_iter=5, random_state=0),
+    lambda: sd.DGTForestClassifier(n_estimators=3, **FAST),
+])
+def test_many_classes_of_few_rows_fit_without_scikit_learns_class_count_warning(make):
+    """200 classes of 2 rows: scikit-learn's trees fit them silently, and so
+    do these; their CARTs grown on subsets of the rows warned that "the
+    number of unique classes is greater than 50%" (up to 98 times)."""
+    rng = np.random.RandomState(0)
+    y = np.repeat(np.arange(200), 2)
+    X = rng.randn(400, 5) + y[:, None] * 0.05
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        warnings.filterwarnings("error", message="The number of unique classes")
+        make().fit(X, y)

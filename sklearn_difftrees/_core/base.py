@@ -25,7 +25,6 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, is_classifier
-from sklearn.metrics import r2_score
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
@@ -37,6 +36,7 @@ from .batching import resolve_batching
 from ._guard import check_finite_model
 from ._plan import _FitPlan
 from .categorical import split_importances, term_spread
+from .greedy import weighted_r2
 from .tree import ObliqueTree
 from .validation import (
     check_fit_data,
@@ -576,7 +576,7 @@ class TreeRegressorMixin(RegressorMixin):
 
     @staticmethod
     def _score_fn(pred, y, w):
-        return r2_score(y.cpu().numpy(), pred.cpu().numpy(), sample_weight=w.cpu().numpy())
+        return weighted_r2(y.cpu().numpy(), pred.cpu().numpy(), w.cpu().numpy())
 
     def _leaf_values(self, theta):
         return theta * self._output_scale + self._target_mean

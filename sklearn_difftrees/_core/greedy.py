@@ -32,6 +32,8 @@ may differ, and values closer than 1e-7 are never split, as in scikit-learn).
 Nothing here imports torch or knows a method.
 """
 
+import contextlib
+import warnings
 from collections import namedtuple
 
 import numpy as np
@@ -403,6 +405,19 @@ def auto_bins(Z):
     return FeatureBins(Z) if Z.shape[0] >= BINNED_MIN_ROWS else None
 
 
+@contextlib.contextmanager
+def quiet_internal_fit():
+    """Silence scikit-learn's "The number of unique classes is greater than
+    50% of the number of samples" for a CART grown inside a fit: on a subset
+    of the rows (a fold, the training part, a leaf's rows) many classes with
+    few rows each trip it, where the user's own data did not (200 classes of
+    2 rows printed it up to 98 times in a forest's fit)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="The number of unique classes is greater",
+                                category=UserWarning)
+        yield
+
+
 def fit_cart(Z, Y, w, *, depth, classification, seed, criterion=None, bins=None, **params):
     """scikit-learn's CART of ``max_depth=depth`` fitted on ``(Z, Y, w)``.
 
@@ -424,8 +439,19 @@ def fit_cart(Z, Y, w, *, depth, classification, seed, criterion=None, bins=None,
     else:
         cart = DecisionTreeRegressor(criterion=criterion or "squared_error", max_depth=depth,
                                      random_state=seed, **params)
-    cart.fit(Z, Y, sample_weight=w)
+    with quiet_internal_fit():
+        cart.fit(Z, Y, sample_weight=w)
     return cart if bins is None else bins.to_raw(cart)
+
+
+def weighted_r2(Y, pred, w):
+    """scikit-learn's weighted ``r2_score`` (averaged uniformly over the
+    outputs), or NaN on fewer than two rows, where it is undefined: without
+    scikit-learn's warning, which a training loop scoring a one-row
+    validation part printed at every epoch."""
+    if np.shape(Y)[0] < 2:
+        return float("nan")
+    return float(r2_score(Y, pred, sample_weight=w))
 
 
 def fit_score(pred, Y, w, classification):
@@ -437,7 +463,7 @@ def fit_score(pred, Y, w, classification):
     """
     if classification:
         return float(((pred == Y) * w).sum() / w.sum())
-    return float(r2_score(Y, np.reshape(pred, np.shape(Y)), sample_weight=w))
+    return weighted_r2(Y, np.reshape(pred, np.shape(Y)), w)
 
 
 def greedy_reference(Z, Y, w, *, depth, classification, seed, grow=slice(None), score=None,

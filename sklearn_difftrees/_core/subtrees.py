@@ -18,6 +18,7 @@ from scipy import sparse
 
 from .._kernels._routing import _apply_axis_subtrees
 from ._guard import check_fitted_arrays
+from .greedy import quiet_internal_fit
 from .tree import check_route_input
 
 __all__ = ["AxisSubtrees", "grow_axis_subtrees"]
@@ -333,8 +334,9 @@ def grow_axis_subtrees(X, leaves, n_roots, Y, w, base_value, *, classification, 
             peak, centre, unit = _target_frame(y_j, w[rows])
             y_j = (y_j / peak - centre) / unit
         cart = cls(max_depth=max_depth, random_state=seed,
-                   min_weight_fraction_leaf=min(0.5, min_weight_leaf / total)).fit(
-            Z[rows], y_j, sample_weight=w[rows])
+                   min_weight_fraction_leaf=min(0.5, min_weight_leaf / total))
+        with quiet_internal_fit():  # a leaf's few rows of many classes
+            cart.fit(Z[rows], y_j, sample_weight=w[rows])
         t = cart.tree_
         inner = t.children_left >= 0
         feature = np.where(inner, t.feature, 0).astype(np.int64)

@@ -5,7 +5,6 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin, is_classifier
-from sklearn.metrics import r2_score
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
@@ -17,7 +16,7 @@ from .._core.base import TRAINING_PARAMETER_CONSTRAINTS, BaseObliqueTree
 from .._core.optional import require_torch
 from .._core.batching import resolve_batching, validation_subsample
 from .._core.categorical import CATEGORICAL_CONSTRAINT, split_importances, term_spread
-from .._core.greedy import row_subsample
+from .._core.greedy import row_subsample, weighted_r2
 from .._core.validation import (check_fit_data, check_predict_data, constant_columns,
                                  encode_classification_target, fit_standardizer,
                                  normalize_weights, validation_split)
@@ -575,7 +574,7 @@ class ConvexPolytopeTreeRegressor(RegressorMixin, _BaseConvexPolytopeTree):
 
     def _leaf_score(self, leaves, ntr, nva, Ytr, wtr, Yva, wva):
         pred = self._leaf_predictions(leaves, ntr, nva, Ytr, wtr)
-        return float(r2_score(Yva, pred, sample_weight=wva))
+        return weighted_r2(Yva, pred, wva)
 
     def _leaf_losses(self, leaves, ntr, nva, Ytr, wtr, Yva):
         """Per validation row, the squared error of the standardized targets
