@@ -7,11 +7,11 @@ The public torch layers (``nn.Module`` subclasses) are listed in
 sklearn_difftrees`` stays torch-free.
 """
 
-import importlib
+import importlib as _importlib
 
 from ._core.export import export_graphviz, export_text, plot_tree
 from ._core.onnx_graph import to_onnx
-from ._core.optional import require_torch
+from ._core.optional import require_torch as _require_torch
 from ._core.training_plot import plot_training_history
 from ._core.tree import ObliqueTree
 from .dgt import (
@@ -86,8 +86,8 @@ __all__ = [
 
 def __getattr__(name):
     if name in _LAZY_TORCH_EXPORTS:
-        require_torch(f"sklearn_difftrees.{name} (a torch nn.Module)")
-        module = importlib.import_module(_LAZY_TORCH_EXPORTS[name], __name__)
+        _require_torch(f"sklearn_difftrees.{name} (a torch nn.Module)")
+        module = _importlib.import_module(_LAZY_TORCH_EXPORTS[name], __name__)
         value = getattr(module, name)
         globals()[name] = value
         return value

@@ -237,3 +237,15 @@ def test_api_reference_lists_every_public_name():
             if name not in listed and f"{submodule}.{name}" not in listed:
                 missing.append(f"{modname}.{name}")
     assert not missing, f"add to docs/api_reference.rst: {missing}"
+
+
+def test_package_namespace_holds_only_its_api_and_subpackages():
+    """dir() (tab completion) shows the public API and the subpackages, not
+    import helpers (importlib and require_torch showed, a user's trial)."""
+    import types
+
+    import sklearn_difftrees as sd
+
+    extra = [n for n in dir(sd) if not n.startswith("_") and n not in sd.__all__]
+    assert all(isinstance(getattr(sd, n), types.ModuleType) for n in extra), extra
+    assert all(getattr(sd, n).__name__.startswith("sklearn_difftrees.") for n in extra), extra
