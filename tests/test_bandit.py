@@ -594,3 +594,10 @@ def test_bandit_regressor_fit_warns_when_targets_dwarf_delta():
     with warnings.catch_warnings():  # delta at their scale: no warning
         warnings.simplefilter("error", UserWarning)
         DGTBanditRegressor(delta=20.0, random_state=0).fit(X, 80 + 20 * y)
+    # Targets that vary far less than delta drown in its perturbations (a
+    # user's trial: targets times 1e-12, R^2 of -1e22 without a word).
+    with pytest.warns(UserWarning, match="vary by .*of delta=0.5 .*Scale the targets"):
+        DGTBanditRegressor(random_state=0).fit(X, 1e-12 * y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        DGTBanditRegressor(delta=1e-12, random_state=0).fit(X, 1e-12 * y)

@@ -336,7 +336,8 @@ class DGTBanditRegressor(RegressorMixin, _BaseDGTBandit):
     ``delta`` is in **target units**: a learner that never sees ``y`` cannot
     scale it. The default 0.5 is the paper's, whose targets were scaled to
     ``[0, 1]``; rescale your targets (or ``delta``) accordingly (``fit``
-    warns when their root mean square exceeds 10 ``delta``).
+    warns when their root mean square exceeds 10 ``delta``, or their
+    standard deviation is below ``delta / 10``).
 
     Online use::
 

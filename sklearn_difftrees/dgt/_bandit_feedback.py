@@ -108,7 +108,8 @@ def check_regression_feedback(n, feedback, played, losses, perturbations):
     return losses, u
 
 
-#: ``fit`` warns when the targets' root mean square exceeds this many ``delta``.
+#: ``fit`` warns when the targets' root mean square exceeds this many
+#: ``delta``, or their standard deviation is below ``delta`` over this.
 TARGET_SCALE_WARN = 10.0
 
 
@@ -116,7 +117,8 @@ def warn_if_targets_dwarf_delta(est, y):
     """Warn where the simulated protocol can learn little: the tree starts at
     0 and moves by steps of ``delta``'s scale (target units), so targets far
     from 0 in units of ``delta`` (the default 0.5 is the paper's, for targets
-    in [0, 1]) need many passes. Only the warning reads ``y``."""
+    in [0, 1]) need many passes, and targets that vary far less than
+    ``delta`` drown in its perturbations. Only the warning reads ``y``."""
     import warnings
 
     peak = float(np.max(np.abs(y))) if y.size else 0.0
@@ -129,6 +131,19 @@ def warn_if_targets_dwarf_delta(est, y):
             f"{rms / est.delta:.3g} times delta={est.delta} (target units), and the tree "
             "starts at 0: the simulated protocol learns little of them. Scale the targets, "
             "e.g. TransformedTargetRegressor(regressor=DGTBanditRegressor(), "
+            "transformer=MinMaxScaler()), or set delta to their scale.",
+            UserWarning,
+        )
+        return
+    spread = peak * float(np.std(y / peak))
+    if spread * TARGET_SCALE_WARN < est.delta:
+        # The other way round: perturbations of delta's scale swamp targets that
+        # vary far less (targets times 1e-12 fitted to an R^2 of -1e22, silently).
+        warnings.warn(
+            f"{type(est).__name__}: the targets vary by {spread:.3g} (standard deviation), "
+            f"1/{est.delta / spread:.3g} of delta={est.delta} (target units): the "
+            "simulated protocol's perturbations of delta's scale swamp them. Scale the "
+            "targets, e.g. TransformedTargetRegressor(regressor=DGTBanditRegressor(), "
             "transformer=MinMaxScaler()), or set delta to their scale.",
             UserWarning,
         )
