@@ -142,3 +142,27 @@ def test_forest_options_regrow_the_start_on_cuda(params):
     assert all(m.device_ == "cuda" for m in est.estimators_)
     assert not _no_tensors(est)
     assert est.score(X, y) > 0.6
+
+
+def test_layers_on_cuda_take_float64_rows_and_reload_their_state():
+    """The torch layers on the GPU (TEL's dense backend there): float64 rows
+    into a float32 layer give float64 outputs; a LatentTreeLayer state saved
+    after fix_pruning loads into a new layer on the GPU."""
+    from sklearn_difftrees import LatentTreeLayer
+
+    torch.manual_seed(0)
+    x = torch.randn(64, 4, dtype=torch.float64, device="cuda")
+    tel = TreeEnsembleLayer(4, 2, n_trees=3, depth=3).cuda()
+    out = tel(x)
+    assert out.dtype == torch.float64 and out.device.type == "cuda"
+    out.sum().backward()
+    assert tel.weight.grad.dtype == torch.float32
+    layer = LatentTreeLayer(4, max_depth=3).cuda()
+    layer(x.float())
+    layer.eval()
+    layer.fix_pruning(x.float())
+    fresh = LatentTreeLayer(4, max_depth=3).cuda()
+    fresh.load_state_dict(layer.state_dict())
+    fresh.eval()
+    assert fresh.fixed_pruning.device.type == "cuda"
+    torch.testing.assert_close(fresh(x.float()), layer(x.float()))
