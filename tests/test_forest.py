@@ -407,3 +407,37 @@ def test_small_forest_is_as_accurate_as_a_single_tree(bundled):
     print(f"\n[breast_cancer_wisconsin] forest(5) acc={np.round(forests, 4).tolist()}  "
           f"single tree acc={np.round(trees, 4).tolist()}")
     assert np.mean(forests) >= np.mean(trees) - 0.01
+
+
+def test_rare_extreme_targets_are_no_divergence():
+    """0.5% of the targets at 50 standard deviations inflate the targets'
+    scale: a member whose few validation rows hold none of them has an
+    all-zero validation loss far below 1, and a forest regressor raised
+    "members diverged" on every split (a user's trial). The reference of a
+    greedy start is the larger of the validation and the training rows'."""
+    import warnings
+
+    from sklearn.datasets import make_friedman1
+    from sklearn.exceptions import ConvergenceWarning
+
+    from sklearn_difftrees._core._trainer import start_reference
+
+    X, y = make_friedman1(2100, 10, noise=1.0, random_state=42)
+    rng = np.random.RandomState(42)
+    rows = rng.choice(len(y), 10, replace=False)
+    y[rows] += 50 * y.std() * rng.choice([-1, 1], rows.size)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        forest = DGTForestRegressor(max_iter=20, random_state=0).fit(X, y)
+    assert forest.score(X, y) > 0.5
+    # The reference itself: standardized targets whose outliers are all in
+    # the training rows.
+    z = (y - y.mean()) / y.std()
+    out = np.isin(np.arange(len(y)), rows)
+    t = [torch.as_tensor(a, dtype=torch.float32) for a in (X, z[:, None], np.ones(len(y)))]
+    val = tuple(a[~out][:100] for a in t)
+
+    def loss(pred, target):
+        return ((pred - target) ** 2).mean(dim=1)
+
+    assert start_reference(loss, (1,), val, tuple(t)) == pytest.approx(1.0, rel=1e-5)

@@ -28,7 +28,7 @@ import torch
 
 from ._monitor import EpochMonitor
 from ._trainer import cosine_lr as _cosine_lr
-from ._trainer import uninformed_loss
+from ._trainer import start_reference
 from .batching import MAX_BATCH, RowStream
 
 __all__ = ["train_batched"]
@@ -256,8 +256,8 @@ def train_batched(
             loss_i = float((loss_fn(oi, Yi) * wi).sum() / wi.sum())
             if start:  # the starting weights are epoch 0's candidate
                 score_i = float(score_fn(oi, Yi, wi)) if score_fn is not None else -loss_i
-                monitors[i].start(loss_i, score_i,
-                                  reference=uninformed_loss(loss_fn, oi, Yi, wi))
+                monitors[i].start(loss_i, score_i, reference=start_reference(
+                    loss_fn, oi.shape[1:], (oi, Yi, wi), members[i]["train_data"]))
             else:
                 monitors[i].reference(loss_i)
     best = {k: v.clone() for k, v in full.items()} if has_val else None

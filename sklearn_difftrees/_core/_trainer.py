@@ -204,6 +204,21 @@ def uninformed_loss(loss_fn, outputs, Y, w):
     return float(_weighted_mean(loss_fn(torch.zeros_like(outputs), Y), w))
 
 
+def start_reference(loss_fn, output_shape, validation_data, train_data):
+    """The divergence reference of a start that is already a fitted model:
+    the all-zero output's loss (:func:`uninformed_loss`) on the validation
+    rows or on the training rows, whichever is larger. The training rows'
+    is about 1 for a standardized target; the validation rows' alone can be
+    far less: where rare extreme targets inflate the scale and none falls
+    in a member's few validation rows (a forest regressor on targets with
+    0.5% of 50-sd outliers raised "diverged" on every split)."""
+    refs = []
+    for X, Y, w in (validation_data, train_data):
+        zeros = X.new_zeros((X.shape[0], *output_shape))
+        refs.append(uninformed_loss(loss_fn, zeros, Y.to(X.device), w.to(X.device)))
+    return max(refs)
+
+
 def train(module, loss_fn, train_data, **kwargs):
     """Train ``module`` in place and return its :class:`History`.
 
@@ -263,7 +278,8 @@ class TrainingRun:
         its validation loss, and when no epoch does, the starting weights are
         returned: never worse on validation than where training started.
         Divergence is then measured against the loss of an all-zero output
-        (:func:`uninformed_loss`), not the start's, which can be near zero.
+        on the validation or the training rows, whichever is larger
+        (:func:`start_reference`), not the start's, which can be near zero.
     loss_ceiling : float, optional
         With validation data: epochs whose training loss is above it are no
         candidates of early stopping and do not count towards the patience
@@ -373,7 +389,7 @@ class TrainingRun:
             module.eval()
             with torch.no_grad():
                 shape = module(Xv[:1]).shape[1:]
-            zero = uninformed_loss(loss_fn, Xv.new_zeros((Xv.shape[0], *shape)), Yv, wv)
+            zero = start_reference(loss_fn, shape, validation_data, train_data)
             self.monitor.start(ref_loss, ref_score, reference=zero)
             self._keep_best(ref_rows)
         else:

@@ -257,8 +257,12 @@ def sgd(Z, Y, w, W, b, theta, *, loss, nu, inference, stable, learning_rate, mom
         # near zero: the divergence reference is the loss of all-zero leaf
         # parameters (uniform logits, the standardized target's mean), as for
         # the torch-trained families' greedy starts (_trainer.uninformed_loss).
+        # On the validation or the training rows, whichever is larger (as the
+        # shared loop's start_reference: rare extreme targets missing from the
+        # validation rows leave their all-zero loss far below 1).
         monitor.start(*_evaluate(*validation, W, b, th_out, loss, score_fn),
-                      reference=_uninformed_loss(*validation, th_out, loss))
+                      reference=max(_uninformed_loss(*validation, th_out, loss),
+                                    _uninformed_loss(Z, Y, w, th_out, loss)))
         best_state = (W.copy(), b.copy(), th_out.copy())
     assign = apply_leaves(Z, W, b) if stable else None
     prev_bound = math.inf
