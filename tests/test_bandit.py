@@ -601,3 +601,5 @@ def test_bandit_regressor_fit_warns_when_targets_dwarf_delta():
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
         DGTBanditRegressor(delta=1e-12, random_state=0).fit(X, 1e-12 * y)
+        # A constant target varies by nothing: no such warning (it divided by 0).
+        DGTBanditRegressor(random_state=0).fit(X, np.full(len(y), 0.3))

@@ -136,7 +136,7 @@ def warn_if_targets_dwarf_delta(est, y):
         )
         return
     spread = peak * float(np.std(y / peak))
-    if spread * TARGET_SCALE_WARN < est.delta:
+    if 0 < spread and spread * TARGET_SCALE_WARN < est.delta:  # a constant: nothing to swamp
         # The other way round: perturbations of delta's scale swamp targets that
         # vary far less (targets times 1e-12 fitted to an R^2 of -1e22, silently).
         warnings.warn(
