@@ -257,7 +257,7 @@ def train_batched(
             if start:  # the starting weights are epoch 0's candidate
                 score_i = float(score_fn(oi, Yi, wi)) if score_fn is not None else -loss_i
                 monitors[i].start(loss_i, score_i, reference=start_reference(
-                    loss_fn, oi.shape[1:], (oi, Yi, wi), members[i]["train_data"]))
+                    loss_fn, oi.shape[1:], val[i], members[i]["train_data"]))
             else:
                 monitors[i].reference(loss_i)
     best = {k: v.clone() for k, v in full.items()} if has_val else None

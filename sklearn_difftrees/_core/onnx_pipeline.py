@@ -299,7 +299,7 @@ def check_runs(model, steps, X_sample, pipeline, opset):
         except Exception as own:  # the rows, not the export
             raise ValueError(
                 f"The Pipeline cannot predict the first {n} rows of X_sample "
-                f"({type(own).__name__}: {str(own).strip().rstrip('. ')}), nor can "
+                f"({type(own).__name__}: {_quote(own)}), nor can "
                 f"onnxruntime run the exported model on them ({_quote(failure)}): "
                 "pass rows the Pipeline predicts.") from failure
         what = f"cannot run the exported Pipeline on the first {n} rows of X_sample ("

@@ -204,7 +204,8 @@ def _evaluate(Z, Y, w, W, b, theta, loss, score_fn):
 def _uninformed_loss(Z, Y, w, theta, loss):
     """Weighted mean loss on ``(Z, Y, w)`` of all-zero leaf parameters (every
     row's loss is the same whatever its leaf)."""
-    losses = leaf_losses(np.zeros_like(theta), np.zeros(Z.shape[0], dtype=np.int64), Y, loss)
+    losses = leaf_losses(np.zeros((1, theta.shape[1])), np.zeros(Z.shape[0], dtype=np.int64),
+                         Y, loss)
     return float(losses @ w / w.sum())
 
 
@@ -255,11 +256,10 @@ def sgd(Z, Y, w, W, b, theta, *, loss, nu, inference, stable, learning_rate, mom
         th_out = refit_leaf_params(Z, Y, w, W, b, theta, loss) if refit_leaves else theta
         # The start is a fitted tree (the CART), whose validation loss can be
         # near zero: the divergence reference is the loss of all-zero leaf
-        # parameters (uniform logits, the standardized target's mean), as for
-        # the torch-trained families' greedy starts (_trainer.uninformed_loss).
-        # On the validation or the training rows, whichever is larger (as the
-        # shared loop's start_reference: rare extreme targets missing from the
-        # validation rows leave their all-zero loss far below 1).
+        # parameters (uniform logits, the standardized target's mean) on the
+        # validation or the training rows, whichever is larger, as the shared
+        # loop's _trainer.start_reference (rare extreme targets missing from
+        # the validation rows leave theirs far below 1).
         monitor.start(*_evaluate(*validation, W, b, th_out, loss, score_fn),
                       reference=max(_uninformed_loss(*validation, th_out, loss),
                                     _uninformed_loss(Z, Y, w, th_out, loss)))
