@@ -18,6 +18,7 @@ import numbers
 import warnings
 
 import numpy as np
+from sklearn.base import is_classifier
 from sklearn.model_selection import train_test_split
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
@@ -69,6 +70,12 @@ def check_fit_data(estimator, X, y, sample_weight, *, multi_output, min_samples=
             reset=not warm,
         )
     except ValueError as exc:
+        if not multi_output and "y should be a 1d array" in str(exc):
+            wrapper = "MultiOutputClassifier" if is_classifier(estimator) else "MultiOutputRegressor"
+            raise ValueError(
+                f"{exc} {type(estimator).__name__} learns one target; for several target "
+                f"columns wrap it in sklearn.multioutput.{wrapper}."
+            ) from exc
         if warm and ("features" in str(exc) or "feature names" in str(exc)):
             raise ValueError(
                 f"warm_start=True continues the previous fit: {exc} Use "
