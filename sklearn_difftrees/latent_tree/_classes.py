@@ -153,6 +153,9 @@ class _BaseLatentTree(_PrunedTreeMixin, BaseGradientTree):
         candidate (from it, the fitted tree is always a trained one). Under
         ``init="auto"``, :meth:`_train` trains the greedy start as a second
         start (from ``plan.start_rows``)."""
+        if getattr(self, "_cluster_start", None) is not None:
+            # LatentTreeClusterer's start (init="bisect"); True: a candidate.
+            return self._cluster_start(self, module, Z, Y, w, seed)
         if self.head != "linear" or not self._linear_start:
             return False
         from sklearn.base import is_classifier
