@@ -42,16 +42,6 @@ def _refuse_text_categories(X):
                 "sklearn.preprocessing.OneHotEncoder in a Pipeline).")
 
 
-def _bisect_start(est, module, Z, Y, w, seed):
-    """The inner regressor's start under ``init="bisect"``: the top-down
-    2-means splits (:func:`~._start.bisect_start`), an early-stopping
-    candidate."""
-    from ._start import bisect_start
-
-    bisect_start(est, module, Z, Y, w, seed)
-    return True
-
-
 class LatentTreeClusterer(ClusterMixin, _PrunedTreeMixin, BaseObliqueTree):
     """Hierarchical clustering by a pruned latent tree (self-supervised).
 
@@ -342,16 +332,13 @@ class LatentTreeClusterer(ClusterMixin, _PrunedTreeMixin, BaseObliqueTree):
                                   **params)
         name = reg._owner_name = type(self).__name__  # its progress bar and monitor
         reg._linear_start = False  # the clusters are the trained tree's leaves
-        if self.init == "bisect":
-            reg._cluster_start = _bisect_start
+        reg._bisect_start = self.init == "bisect"
         try:  # the inner regressor's warnings and errors name this estimator
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
                 reg.fit(X[:, inputs], X[:, targets], sample_weight=sample_weight)
         except FloatingPointError as exc:
             raise FloatingPointError(str(exc).replace(type(reg).__name__, name)) from exc
-        finally:  # a function in the fitted model: skops would not trust it
-            reg.__dict__.pop("_cluster_start", None)
         for w in caught:
             warnings.warn(str(w.message).replace(type(reg).__name__, name), w.category,
                           stacklevel=4)  # fit, its two fit_context wrappers, the caller
@@ -380,7 +367,6 @@ class LatentTreeClusterer(ClusterMixin, _PrunedTreeMixin, BaseObliqueTree):
             # X is fit's validated array: it has no feature names by design.
             warnings.filterwarnings("ignore", message="X does not have valid feature names")
             nodes = _PrunedTreeMixin.apply(self, X)
-            path = _PrunedTreeMixin.decision_path(self, X).toarray().astype(bool)
         Y = X[:, targets].astype(np.float64)
         peak = np.abs(Y).max(axis=0)  # first to O(1): the spread of 1e300s overflows
         Y = Y / np.where(peak > 0, peak, 1.0)
@@ -389,9 +375,10 @@ class LatentTreeClusterer(ClusterMixin, _PrunedTreeMixin, BaseObliqueTree):
         # The regressor has validated the weights (shape, sign, finiteness).
         w = np.ones(X.shape[0]) if sample_weight is None else np.asarray(
             sample_weight, dtype=np.float64).reshape(-1)
-        self.cluster_nodes_ = cut_tree(path, nodes, Y, w, self.n_clusters)
+        n_nodes = tree.active.size
+        self.cluster_nodes_ = cut_tree(nodes, Y, w, self.n_clusters, n_nodes)
         self.n_clusters_ = int(self.cluster_nodes_.size)
-        self._cluster_of_node = node_to_cluster(self.cluster_nodes_, tree.active, path.shape[1])
+        self._cluster_of_node = node_to_cluster(self.cluster_nodes_, tree.active, n_nodes)
         self.labels_ = self._cluster_of_node[nodes]
         if self.n_clusters is not None and self.n_clusters_ < self.n_clusters:
             warnings.warn(

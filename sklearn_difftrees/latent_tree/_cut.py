@@ -26,24 +26,41 @@ def _sse(Y, w, mask):
     return float(ww @ ((Yg - mean) ** 2).sum(axis=1))
 
 
-def cut_tree(path, ends, Y, w, n_clusters):
+def _through(ends, n_nodes):
+    """``through(t)``: the bool mask of the rows whose path passes node ``t``
+    (``t`` is ``ends[i]`` or one of its ancestors), and ``reached``: which
+    nodes some row passes. Built on the distinct end nodes only, so no
+    ``(n_rows, n_nodes)`` matrix is held."""
+    nodes, inverse = np.unique(ends, return_inverse=True)
+    ancestors = np.zeros((nodes.size, n_nodes), dtype=bool)
+    for i, t in enumerate(nodes.tolist()):
+        while True:
+            ancestors[i, t] = True
+            if t == 0:
+                break
+            t = (t - 1) // 2
+    return (lambda t: ancestors[inverse, t]), ancestors.any(axis=0)
+
+
+def cut_tree(ends, Y, w, n_clusters, n_nodes):
     """Cluster nodes (sorted heap indices) of the training rows.
 
-    ``path`` (n, n_nodes) bool: the active nodes on each row's path;
-    ``ends`` (n,): the node each row ends in; ``Y`` (n, p): the standardized
-    reconstructed features; ``w`` (n,): the sample weights. ``n_clusters``
-    ``None``: the nodes rows end in. A split of node ``t`` makes up to three
-    parts: its rows through the left child, through the right child, and
-    those ending at ``t`` (which stays a cluster node for them).
+    ``ends`` (n,): the node each row ends in (its path is that node and its
+    ancestors); ``Y`` (n, p): the standardized reconstructed features; ``w``
+    (n,): the sample weights; ``n_nodes``: the nodes of the complete tree.
+    ``n_clusters`` ``None``: the nodes rows end in. A split of node ``t``
+    makes up to three parts: its rows through the left child, through the
+    right child, and those ending at ``t`` (which stays a cluster node for
+    them).
     """
     leaves = np.unique(ends)
     if n_clusters is None or n_clusters >= leaves.size:
         return leaves
-    n_nodes = path.shape[1]
+    through, reached = _through(ends, n_nodes)
 
     def parts(t):
-        out = [c for c in (2 * t + 1, 2 * t + 2) if c < n_nodes and path[:, c].any()]
-        stays = path[:, t] & (ends == t)
+        out = [c for c in (2 * t + 1, 2 * t + 2) if c < n_nodes and reached[c]]
+        stays = ends == t
         return out, stays
 
     def settle(t):
@@ -59,8 +76,8 @@ def cut_tree(path, ends, Y, w, n_clusters):
         n_parts = len(kids) + int(stays.any())
         if not kids or n_parts < 2:
             return None, 0
-        after = sum(_sse(Y, w, path[:, c]) for c in kids) + _sse(Y, w, stays)
-        return _sse(Y, w, path[:, t]) - after, n_parts
+        after = sum(_sse(Y, w, through(c)) for c in kids) + _sse(Y, w, stays)
+        return _sse(Y, w, through(t)) - after, n_parts
 
     cut, final = [settle(0)], set()
     while len(cut) < n_clusters:

@@ -142,14 +142,15 @@ def cart_start(est, module, Z, Y, w, seed):
     _start_head(module, torch.as_tensor(Z[rows]), Y[rows], w[rows], classification)
 
 
-def bisect_splits(Z, depth, seed, scale=CART_SCALE):
+def bisect_splits(Z, w, depth, seed, scale=CART_SCALE):
     """Split layer ``(W, b)`` of a top-down 2-means hierarchy of the rows ``Z``
     (heap order, ``2**depth - 1`` rows): each node's rows are split by
     2-means, and the split is the hyperplane equidistant from the two
     centroids, ``s = scale * u . (x - m)`` with ``u`` the unit vector from the
     left to the right centroid and ``m`` their midpoint (a row goes right iff
-    it is nearer the right centroid). A node with fewer than two distinct rows
-    sends its rows left (``w = 0, b = -1``)."""
+    it is nearer the right centroid; the 2-means weighs the rows by ``w``). A
+    node with fewer than two distinct rows of positive weight sends its rows
+    left (zero weights, bias -1)."""
     from sklearn.cluster import KMeans
 
     n_int = 2**depth - 1
@@ -159,8 +160,9 @@ def bisect_splits(Z, depth, seed, scale=CART_SCALE):
     for t in range(n_int):
         rows = members.pop(t, np.empty(0, dtype=np.intp))
         side = np.zeros(rows.size, dtype=bool)
-        if rows.size >= 2 and np.ptp(Z[rows], axis=0).max() > 0:
-            km = KMeans(2, n_init=3, random_state=seed).fit(Z[rows])
+        heavy = rows[w[rows] > 0]
+        if heavy.size >= 2 and np.ptp(Z[heavy], axis=0).max() > 0:
+            km = KMeans(2, n_init=3, random_state=seed).fit(Z[heavy], sample_weight=w[heavy])
             lo, hi = km.cluster_centers_
             gap = hi - lo
             norm = np.linalg.norm(gap)
@@ -182,7 +184,8 @@ def bisect_start(est, module, Z, Y, w, seed):
     import torch
 
     rows = row_subsample(Z.shape[0], START_MAX_ROWS, seed)
-    W, b = bisect_splits(np.asarray(Z[rows], dtype=np.float64), est.max_depth_, seed)
+    W, b = bisect_splits(np.asarray(Z[rows], dtype=np.float64), np.asarray(w[rows], dtype=np.float64),
+                         est.max_depth_, seed)
     tree = module.tree
     with torch.no_grad():
         tree.split.weight.copy_(torch.as_tensor(W))
