@@ -142,6 +142,9 @@ class _BaseLatentTree(_PrunedTreeMixin, BaseGradientTree):
     #: Start from the fitted linear head (:meth:`_init_module`); the
     #: clusterer's inner regressor turns it off (its clusters are the tree's).
     _linear_start = True
+    #: Start from a top-down 2-means hierarchy (:func:`~._start.bisect_start`):
+    #: the clusterer's inner regressor under ``init="bisect"``.
+    _bisect_start = False
 
     def _init_module(self, module, Z, Y, w, seed):
         """The start of training (``head="linear"``): the greedy start of
@@ -153,6 +156,11 @@ class _BaseLatentTree(_PrunedTreeMixin, BaseGradientTree):
         candidate (from it, the fitted tree is always a trained one). Under
         ``init="auto"``, :meth:`_train` trains the greedy start as a second
         start (from ``plan.start_rows``)."""
+        if self._bisect_start:  # LatentTreeClusterer's init="bisect": a candidate
+            from ._start import bisect_start
+
+            bisect_start(self, module, Z, Y, w, seed)
+            return True
         if self.head != "linear" or not self._linear_start:
             return False
         from sklearn.base import is_classifier

@@ -19,6 +19,7 @@ from .._core.base import TRAINING_PARAMETER_CONSTRAINTS, BaseObliqueTree
 from .._core.optional import require_torch
 from .._core.tree import ObliqueTree
 from ._classes import LatentTreeRegressor
+from ._cut import cut_tree, node_to_cluster
 from ._pruned import _PrunedTreeMixin
 
 __all__ = ["LatentTreeClusterer"]
@@ -58,6 +59,14 @@ class LatentTreeClusterer(ClusterMixin, _PrunedTreeMixin, BaseObliqueTree):
 
     Parameters
     ----------
+    n_clusters : int or None, default=None
+        Number of clusters to cut the learned hierarchy into (at most
+        ``2**max_depth``). The cut grows from the root as bisecting k-means
+        does: the cluster node whose split lowers the within-cluster sum of
+        squares of the standardized reconstructed features most is split
+        next. ``None``: every leaf of the pruned tree is a cluster (the
+        paper's clusters; with the default depth, up to 16 of them). The
+        tree, ``apply`` and ``decision_path`` do not depend on it.
     target_features : array-like of int, array-like of bool or None, default=None
         The features to regress from the others: column indices, or a
         boolean mask of length ``n_features`` (as scikit-learn's column
@@ -65,6 +74,15 @@ class LatentTreeClusterer(ClusterMixin, _PrunedTreeMixin, BaseObliqueTree):
         traversal.
     max_depth : int, default=4
         Depth of the complete tree before pruning (1 to 10).
+    init : {"bisect", "random"}, default="bisect"
+        Start of training. ``"bisect"``: the splits of a top-down 2-means
+        hierarchy of the standardized input rows (each split the hyperplane
+        halfway between its node's two centroids, crisp: ten times the
+        standardized distance), the head fitted to it by ridge; the start is
+        a candidate of early stopping. ``"random"``: random splits with
+        balanced biases and a random head (before 0.1.0: the only start,
+        which trains into a linear code of the rows whose hard routing
+        does not follow the clusters; see the User Guide).
     pruning : float, default=1e-2
         Pruning strength per sample (see :class:`LatentTreeRegressor`).
     pruning_tol : float, default=1e-3
@@ -177,8 +195,10 @@ class LatentTreeClusterer(ClusterMixin, _PrunedTreeMixin, BaseObliqueTree):
             for k, v in TRAINING_PARAMETER_CONSTRAINTS.items()
             if k != "warm_start"
         },
+        "n_clusters": [Interval(Integral, 1, None, closed="left"), None],
         "target_features": ["array-like", None],
         "max_depth": [Interval(Integral, 1, 10, closed="both")],
+        "init": [StrOptions({"bisect", "random"})],
         "pruning": [Interval(Real, 0, None, closed="left")],
         "pruning_tol": [Interval(Real, 0, 1, closed="both")],
         "split": [StrOptions({"linear", "elu"})],
@@ -187,8 +207,10 @@ class LatentTreeClusterer(ClusterMixin, _PrunedTreeMixin, BaseObliqueTree):
     def __init__(
         self,
         *,
+        n_clusters=None,
         target_features=None,
         max_depth=4,
+        init="bisect",
         pruning=1e-2,
         pruning_tol=1e-3,
         split="linear",
@@ -207,8 +229,10 @@ class LatentTreeClusterer(ClusterMixin, _PrunedTreeMixin, BaseObliqueTree):
         device="auto",
         verbose=0,
     ):
+        self.n_clusters = n_clusters
         self.target_features = target_features
         self.max_depth = max_depth
+        self.init = init
         self.pruning = pruning
         self.pruning_tol = pruning_tol
         self.split = split
@@ -286,6 +310,16 @@ class LatentTreeClusterer(ClusterMixin, _PrunedTreeMixin, BaseObliqueTree):
             raise ValueError(
                 f"target_features needs at least 2 features, got {X.shape[1]} feature(s)."
             )
+        if self.n_clusters is not None and self.n_clusters > 2**self.max_depth:
+            raise ValueError(
+                f"n_clusters={self.n_clusters} needs a tree of more than "
+                f"2**max_depth = {2**self.max_depth} leaves; set max_depth >= "
+                f"{int(np.ceil(np.log2(self.n_clusters)))}."
+            )
+        if self.n_clusters is not None and self.n_clusters > X.shape[0]:
+            raise ValueError(
+                f"n_clusters={self.n_clusters} must be at most n_samples={X.shape[0]}."
+            )
         params = {k: getattr(self, k) for k in (
             "max_depth", "pruning", "pruning_tol", "split", "max_iter", "batch_size",
             "learning_rate", "optimizer", "momentum", "lr_schedule", "grad_clip",
@@ -298,6 +332,7 @@ class LatentTreeClusterer(ClusterMixin, _PrunedTreeMixin, BaseObliqueTree):
                                   **params)
         name = reg._owner_name = type(self).__name__  # its progress bar and monitor
         reg._linear_start = False  # the clusters are the trained tree's leaves
+        reg._bisect_start = self.init == "bisect"
         try:  # the inner regressor's warnings and errors name this estimator
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
@@ -332,9 +367,25 @@ class LatentTreeClusterer(ClusterMixin, _PrunedTreeMixin, BaseObliqueTree):
             # X is fit's validated array: it has no feature names by design.
             warnings.filterwarnings("ignore", message="X does not have valid feature names")
             nodes = _PrunedTreeMixin.apply(self, X)
-        self.cluster_nodes_ = np.unique(nodes)
+        Y = X[:, targets].astype(np.float64)
+        peak = np.abs(Y).max(axis=0)  # first to O(1): the spread of 1e300s overflows
+        Y = Y / np.where(peak > 0, peak, 1.0)
+        spread = Y.std(axis=0)
+        Y = (Y - Y.mean(axis=0)) / np.where(spread > 0, spread, 1.0)
+        # The regressor has validated the weights (shape, sign, finiteness).
+        w = np.ones(X.shape[0]) if sample_weight is None else np.asarray(
+            sample_weight, dtype=np.float64).reshape(-1)
+        n_nodes = tree.active.size
+        self.cluster_nodes_ = cut_tree(nodes, Y, w, self.n_clusters, n_nodes)
         self.n_clusters_ = int(self.cluster_nodes_.size)
-        self.labels_ = np.searchsorted(self.cluster_nodes_, nodes)
+        self._cluster_of_node = node_to_cluster(self.cluster_nodes_, tree.active, n_nodes)
+        self.labels_ = self._cluster_of_node[nodes]
+        if self.n_clusters is not None and self.n_clusters_ < self.n_clusters:
+            warnings.warn(
+                f"{type(self).__name__} found {self.n_clusters_} clusters, fewer than "
+                f"n_clusters={self.n_clusters}: the pruned tree has no more nodes "
+                "that split the training rows (lower pruning or raise max_depth).",
+                UserWarning, stacklevel=3)
         return self
 
     def apply(self, X):
@@ -355,9 +406,10 @@ class LatentTreeClusterer(ClusterMixin, _PrunedTreeMixin, BaseObliqueTree):
     def predict(self, X):
         """Cluster of each sample (``0 .. n_clusters_ - 1``).
 
-        A sample that ends in a node where no training sample ends (its
-        next node was reached by no training sample) continues into that
-        node's only active child until it reaches a cluster node.
+        A sample's cluster is the cluster node on its path (with
+        ``n_clusters``, the nodes of the cut). A sample that ends above the
+        cluster nodes (its next node was reached by no training sample)
+        continues into that node's active child until it reaches one.
 
         Parameters
         ----------
@@ -370,15 +422,7 @@ class LatentTreeClusterer(ClusterMixin, _PrunedTreeMixin, BaseObliqueTree):
             Cluster index of each sample.
         """
         check_is_fitted(self)
-        nodes = self.apply(X)
-        active = self.tree_.active
-        clusters = set(self.cluster_nodes_.tolist())
-        for i in np.flatnonzero(~np.isin(nodes, self.cluster_nodes_)):
-            node = nodes[i]
-            while node not in clusters:
-                node = 2 * node + 1 if active[2 * node + 1] else 2 * node + 2
-            nodes[i] = node
-        return np.searchsorted(self.cluster_nodes_, nodes)
+        return self._cluster_of_node[self.apply(X)]
 
     def _export_note(self):
         return (

@@ -140,3 +140,55 @@ def cart_start(est, module, Z, Y, w, seed):
         tree.split.bias.copy_(torch.as_tensor(b))
         tree.bias_pending.fill_(False)
     _start_head(module, torch.as_tensor(Z[rows]), Y[rows], w[rows], classification)
+
+
+def bisect_splits(Z, w, depth, seed, scale=CART_SCALE):
+    """Split layer ``(W, b)`` of a top-down 2-means hierarchy of the rows ``Z``
+    (heap order, ``2**depth - 1`` rows): each node's rows are split by
+    2-means, and the split is the hyperplane equidistant from the two
+    centroids, ``s = scale * u . (x - m)`` with ``u`` the unit vector from the
+    left to the right centroid and ``m`` their midpoint (a row goes right iff
+    it is nearer the right centroid; the 2-means weighs the rows by ``w``). A
+    node with fewer than two distinct rows of positive weight sends its rows
+    left (zero weights, bias -1)."""
+    from sklearn.cluster import KMeans
+
+    n_int = 2**depth - 1
+    W = np.zeros((n_int, Z.shape[1]))
+    b = np.full(n_int, -1.0)
+    members = {0: np.arange(Z.shape[0])}
+    for t in range(n_int):
+        rows = members.pop(t, np.empty(0, dtype=np.intp))
+        side = np.zeros(rows.size, dtype=bool)
+        heavy = rows[w[rows] > 0]
+        if heavy.size >= 2 and np.ptp(Z[heavy], axis=0).max() > 0:
+            km = KMeans(2, n_init=3, random_state=seed).fit(Z[heavy], sample_weight=w[heavy])
+            lo, hi = km.cluster_centers_
+            gap = hi - lo
+            norm = np.linalg.norm(gap)
+            if norm > 0:
+                u = gap / norm
+                W[t] = scale * u
+                b[t] = -scale * u @ (lo + hi) / 2
+                side = Z[rows] @ W[t] + b[t] > 0
+        if 2 * t + 1 < n_int:
+            members[2 * t + 1], members[2 * t + 2] = rows[~side], rows[side]
+    return W, b
+
+
+def bisect_start(est, module, Z, Y, w, seed):
+    """Start of the clusterer's regressor (in place): the splits of
+    :func:`bisect_splits` on (at most :data:`START_MAX_ROWS` of) the
+    standardized input rows, then the head fitted on that tree's features by
+    ridge, as :func:`linear_start` does."""
+    import torch
+
+    rows = row_subsample(Z.shape[0], START_MAX_ROWS, seed)
+    W, b = bisect_splits(np.asarray(Z[rows], dtype=np.float64), np.asarray(w[rows], dtype=np.float64),
+                         est.max_depth_, seed)
+    tree = module.tree
+    with torch.no_grad():
+        tree.split.weight.copy_(torch.as_tensor(W))
+        tree.split.bias.copy_(torch.as_tensor(b))
+        tree.bias_pending.fill_(False)
+    _start_head(module, torch.as_tensor(Z[rows]), Y[rows], w[rows], False)
