@@ -33,9 +33,10 @@ from sklearn.exceptions import NotFittedError
 from ._compat import Interval, StrOptions, validate_data
 from ._core.persistence import VersionedStateMixin
 from ._core.validation import fit_standardizer
-from .dgt._bandit_feedback import (CLASSIFICATION_LOSSES, REGRESSION_LOSSES,
+from .dgt._bandit_feedback import (CLASSIFICATION_LOSSES, REGRESSION_LOSSES, action_set,
                                    check_classification_feedback, check_regression_feedback,
-                                   derivative_estimate, policy_probabilities)
+                                   derivative_estimate, linear_rmsprop, policy_probabilities,
+                                   warn_if_created_from_one_context)
 
 __all__ = [
     "EpsilonGreedyLinearBandit",
@@ -284,6 +285,8 @@ class _OnlineScaler:
 
     def _scale_contexts(self, X, first):
         if first:
+            if self.standardize:
+                warn_if_created_from_one_context(self, X.shape[0])
             self._mean, self._scale = (
                 fit_standardizer(X, np.ones(X.shape[0]))
                 if self.standardize
@@ -298,7 +301,11 @@ class _OnlineScaler:
         X = validate_data(self, X, dtype=np.float64, reset=first)
         Z = self._scale_contexts(X, first)
         if first:
-            self._initialize(Z)
+            try:
+                self._initialize(Z)
+            except ValueError:
+                del self.n_features_in_  # not created: the next call starts afresh
+                raise
         return Z
 
 
@@ -360,7 +367,7 @@ class EpsilonGreedyLinearBandit(_OnlineScaler, VersionedStateMixin, BaseEstimato
         self.random_state = random_state
 
     def _initialize(self, Z):
-        self.classes_ = np.unique(np.asarray(self.classes))
+        self.classes_ = action_set(self.classes)
         self._rng = check_random_state(self.random_state)
         self.models_ = [
             SGDRegressor(learning_rate="constant", eta0=self.learning_rate, alpha=self.alpha,
@@ -587,11 +594,6 @@ class OnlineLinearRegressionBandit(_OnlineScaler, VersionedStateMixin, BaseEstim
         Z = self._contexts(X)
         g = derivative_estimate(*check_regression_feedback(
             Z.shape[0], self.feedback, played, losses, perturbations), self.delta)
-        for z, gi in zip(Z, g):
-            grad = gi * np.append(z, 1.0)
-            grad[:-1] += self.alpha * self.coef_
-            self._sq = 0.99 * self._sq + 0.01 * grad**2
-            step = self.learning_rate * grad / (np.sqrt(self._sq) + 1e-5)
-            self.coef_ -= step[:-1]
-            self.intercept_ -= step[-1]
+        self.coef_, self.intercept_, self._sq = linear_rmsprop(
+            self.coef_, self.intercept_, self._sq, Z, g, self.learning_rate, self.alpha)
         return self
