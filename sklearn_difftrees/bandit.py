@@ -129,7 +129,7 @@ def simulate(
         ``classes``), :class:`~sklearn_difftrees.DGTBanditRegressor`,
         :class:`EpsilonGreedyLinearBandit`, :class:`OnlineLinearRegressionBandit`.
     X_stream : array-like of shape (n_samples, n_features)
-        Contexts, served in order.
+        Contexts, served in order (a DataFrame keeps its feature names).
     y_stream : array-like of shape (n_samples,)
         Hidden labels / targets (seen by ``loss`` only).
     loss : callable or str, default=None
@@ -165,7 +165,7 @@ def simulate(
         The held-out metric and the progressive loss at every evaluation.
     """
     task = _task_of(learner)
-    X_stream = np.asarray(X_stream)
+    X_stream = X_stream if hasattr(X_stream, "iloc") else np.asarray(X_stream)  # names kept
     y_stream = np.asarray(y_stream)
     n = X_stream.shape[0]
     if y_stream.shape[0] != n:
@@ -205,7 +205,8 @@ def simulate(
 
     if init_contexts is not None:
         sample = learner.sample_actions if task == "classification" else learner.sample_predictions
-        sample(np.asarray(init_contexts), random_state=0)
+        sample(init_contexts if hasattr(init_contexts, "iloc") else np.asarray(init_contexts),
+               random_state=0)
     order = np.arange(n)
     played_rounds = queries = 0
     loss_sum = 0.0
@@ -216,7 +217,7 @@ def simulate(
             order, pos = rng.permutation(n), 0
         stop = min(pos + batch_size, n, pos + n_rounds - played_rounds)
         rows = order[pos:stop]
-        X_b = X_stream[rows]
+        X_b = X_stream.iloc[rows] if hasattr(X_stream, "iloc") else X_stream[rows]
         if task == "classification":
             actions, prop = learner.sample_actions(X_b, random_state=rng)
             losses = np.asarray(loss(y_stream[rows], actions), dtype=float)

@@ -196,3 +196,26 @@ def test_epsilon_greedy_needs_two_actions():
     X, _ = _data()
     with pytest.raises(ValueError, match="at least 2"):
         EpsilonGreedyLinearBandit([0]).sample_actions(X)
+
+
+@pytest.mark.parametrize("created_by", ["init_contexts", "burn_in"])
+def test_simulate_keeps_the_feature_names_of_a_dataframe(created_by):
+    """simulate turned X_stream and init_contexts into arrays but passed X_eval
+    as given: a DataFrame warned "X has feature names, but ... was fitted
+    without" at every evaluation, and a learner created from a DataFrame
+    beforehand warned the reverse at every round."""
+    pd = pytest.importorskip("pandas")
+    X, y = _data(80)
+    df = pd.DataFrame(X, columns=[f"f{i}" for i in range(5)])
+    curves = []
+    for X_ in (df, X):
+        clf = DGTBanditClassifier(classes=[0, 1, 2], max_depth=3, random_state=0)
+        kw = {"init_contexts": X_}
+        if created_by == "burn_in":
+            clf.sample_actions(X_, random_state=0)
+            kw = {}
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            curves.append(simulate(clf, X_, y, X_eval=X_, y_eval=y, eval_every=20,
+                                   batch_size=4, random_state=0, **kw))
+    assert curves[0].scores == curves[1].scores
