@@ -33,9 +33,10 @@ from sklearn.exceptions import NotFittedError
 from ._compat import Interval, StrOptions, validate_data
 from ._core.persistence import VersionedStateMixin
 from ._core.validation import fit_standardizer
-from .dgt._bandit_feedback import (CLASSIFICATION_LOSSES, REGRESSION_LOSSES,
+from .dgt._bandit_feedback import (CLASSIFICATION_LOSSES, REGRESSION_LOSSES, action_set,
                                    check_classification_feedback, check_regression_feedback,
-                                   derivative_estimate, policy_probabilities)
+                                   derivative_estimate, linear_rmsprop, policy_probabilities,
+                                   warn_if_created_from_one_context)
 
 __all__ = [
     "EpsilonGreedyLinearBandit",
@@ -128,7 +129,7 @@ def simulate(
         ``classes``), :class:`~sklearn_difftrees.DGTBanditRegressor`,
         :class:`EpsilonGreedyLinearBandit`, :class:`OnlineLinearRegressionBandit`.
     X_stream : array-like of shape (n_samples, n_features)
-        Contexts, served in order.
+        Contexts, served in order (a DataFrame keeps its feature names).
     y_stream : array-like of shape (n_samples,)
         Hidden labels / targets (seen by ``loss`` only).
     loss : callable or str, default=None
@@ -164,7 +165,7 @@ def simulate(
         The held-out metric and the progressive loss at every evaluation.
     """
     task = _task_of(learner)
-    X_stream = np.asarray(X_stream)
+    X_stream = X_stream if hasattr(X_stream, "iloc") else np.asarray(X_stream)  # names kept
     y_stream = np.asarray(y_stream)
     n = X_stream.shape[0]
     if y_stream.shape[0] != n:
@@ -204,7 +205,8 @@ def simulate(
 
     if init_contexts is not None:
         sample = learner.sample_actions if task == "classification" else learner.sample_predictions
-        sample(np.asarray(init_contexts), random_state=0)
+        sample(init_contexts if hasattr(init_contexts, "iloc") else np.asarray(init_contexts),
+               random_state=0)
     order = np.arange(n)
     played_rounds = queries = 0
     loss_sum = 0.0
@@ -215,7 +217,7 @@ def simulate(
             order, pos = rng.permutation(n), 0
         stop = min(pos + batch_size, n, pos + n_rounds - played_rounds)
         rows = order[pos:stop]
-        X_b = X_stream[rows]
+        X_b = X_stream.iloc[rows] if hasattr(X_stream, "iloc") else X_stream[rows]
         if task == "classification":
             actions, prop = learner.sample_actions(X_b, random_state=rng)
             losses = np.asarray(loss(y_stream[rows], actions), dtype=float)
@@ -284,6 +286,8 @@ class _OnlineScaler:
 
     def _scale_contexts(self, X, first):
         if first:
+            if self.standardize:
+                warn_if_created_from_one_context(self, X.shape[0])
             self._mean, self._scale = (
                 fit_standardizer(X, np.ones(X.shape[0]))
                 if self.standardize
@@ -298,7 +302,11 @@ class _OnlineScaler:
         X = validate_data(self, X, dtype=np.float64, reset=first)
         Z = self._scale_contexts(X, first)
         if first:
-            self._initialize(Z)
+            try:
+                self._initialize(Z)
+            except ValueError:
+                del self.n_features_in_  # not created: the next call starts afresh
+                raise
         return Z
 
 
@@ -360,7 +368,7 @@ class EpsilonGreedyLinearBandit(_OnlineScaler, VersionedStateMixin, BaseEstimato
         self.random_state = random_state
 
     def _initialize(self, Z):
-        self.classes_ = np.unique(np.asarray(self.classes))
+        self.classes_ = action_set(self.classes)
         self._rng = check_random_state(self.random_state)
         self.models_ = [
             SGDRegressor(learning_rate="constant", eta0=self.learning_rate, alpha=self.alpha,
@@ -587,11 +595,6 @@ class OnlineLinearRegressionBandit(_OnlineScaler, VersionedStateMixin, BaseEstim
         Z = self._contexts(X)
         g = derivative_estimate(*check_regression_feedback(
             Z.shape[0], self.feedback, played, losses, perturbations), self.delta)
-        for z, gi in zip(Z, g):
-            grad = gi * np.append(z, 1.0)
-            grad[:-1] += self.alpha * self.coef_
-            self._sq = 0.99 * self._sq + 0.01 * grad**2
-            step = self.learning_rate * grad / (np.sqrt(self._sq) + 1e-5)
-            self.coef_ -= step[:-1]
-            self.intercept_ -= step[-1]
+        self.coef_, self.intercept_, self._sq = linear_rmsprop(
+            self.coef_, self.intercept_, self._sq, Z, g, self.learning_rate, self.alpha)
         return self

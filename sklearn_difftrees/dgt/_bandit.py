@@ -23,6 +23,7 @@ from ._bandit_base import (_DOC_COMMON_ATTRS, _DOC_COMMON_PARAMS, _DOC_REFERENCE
                            keeps_state_on_failure)
 from ._bandit_feedback import (
     CLASSIFICATION_LOSSES,
+    action_set,
     REGRESSION_LOSSES,
     check_classification_feedback,
     check_feedback,
@@ -222,9 +223,7 @@ class DGTBanditClassifier(_BanditPolicyMixin, TreeClassifierMixin, _BaseDGTBandi
                 f"{type(self).__name__} needs its action set before it can play: pass "
                 "classes=[...] to the constructor, or call fit(X, y)."
             )
-        classes = np.unique(np.asarray(self.classes))
-        if classes.size < 2:
-            raise ValueError(f"classes must contain at least 2 distinct labels; got {classes}.")
+        classes = action_set(self.classes)
         self.classes_ = classes
         self.n_classes_ = int(classes.size)
         self.n_outputs_ = 1

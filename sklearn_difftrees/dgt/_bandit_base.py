@@ -19,10 +19,24 @@ from .._core.onnx_graph import hard_tree_outputs
 from .._core.optional import require_torch
 from .._core.tree import ObliqueTree
 from .._core.validation import check_predict_data, constant_columns, fit_standardizer
+from ._bandit_feedback import warn_if_created_from_one_context
 
-__all__ = ["_BaseDGTBandit", "keeps_state_on_failure"]
+__all__ = ["CANNOT_CHANGE", "CREATION_PARAMS", "_BaseDGTBandit", "keeps_state_on_failure"]
 
 _DTYPES = [np.float64, np.float32]
+
+#: Parameters that shape the live learner, read by the call that creates it:
+#: ``set_params`` cannot change them mid-stream (``update`` and ``sample_*``
+#: refuse; ``fit`` restarts). The others apply from the next call on
+#: (``random_state`` only seeds the creation).
+CREATION_PARAMS = ("max_depth", "n_layers", "hidden_width", "optimizer", "momentum",
+                   "standardize", "split_init")
+
+CANNOT_CHANGE = (
+    "the online learner cannot change it. Set it back (set_params({name}={value!r})), or "
+    "call fit, or clone the estimator, to start a new learner. Parameters that apply to "
+    "the next call: {live}."
+)
 
 
 def keeps_state_on_failure(method):
@@ -117,7 +131,9 @@ class _BaseDGTBandit(BaseObliqueTree):
 
     def _initialize(self, X):
         """Fresh learner on contexts ``X`` (validated; sets ``n_features_in_``)."""
+        self._created_with = {k: self.get_params()[k] for k in self._creation_params()}
         if self.standardize:
+            warn_if_created_from_one_context(self, X.shape[0])
             self._feature_mean, self._feature_scale = fit_standardizer(X, np.ones(X.shape[0]))
         else:
             self._feature_mean = np.zeros(X.shape[1])
@@ -135,8 +151,35 @@ class _BaseDGTBandit(BaseObliqueTree):
             engine.init_thresholds(self._standardized(X), principal=self.split_init == "pca")
         self._sync(engine)
 
+    def _creation_params(self):
+        return CREATION_PARAMS
+
+    def _created(self, name):
+        """The value of parameter ``name`` the live learner was created with."""
+        return getattr(self, "_created_with", {}).get(name, getattr(self, name))
+
+    def _check_created_with(self):
+        """Refuse a learner whose shaping parameters were changed (set_params)
+        after its creation: the torch state of one shape cannot take another."""
+        params = self.get_params()
+        for name, value in getattr(self, "_created_with", {}).items():
+            if params[name] != value:
+                raise ValueError(
+                    f"{name} was changed from {value!r} to {params[name]!r} after this "
+                    f"{type(self).__name__} was created; " + CANNOT_CHANGE.format(
+                        name=name, value=value, live=", ".join(self._live_params()))
+                )
+
+    def _live_params(self):
+        """The parameters set_params may change between calls (named by the error)."""
+        fixed = {*self._creation_params(), "classes", "random_state", "n_passes",
+                 "simulated_loss", "verbose"}
+        return sorted(set(self.get_params()) - fixed)
+
     def _get_engine(self):
         engine = self.__dict__.get("_engine")
+        if engine is not None and engine.device_param != self.device:
+            engine = None  # moved: rebuilt from _state on the new device
         if engine is None:
             # A fitted learner predicts and samples (sample_actions, sample_predictions)
             # from its numpy tree_; only learning needs the live torch state.
@@ -146,6 +189,7 @@ class _BaseDGTBandit(BaseObliqueTree):
             engine = OnlineDGT(self, getattr(self, "_state", None))
             self.device_ = str(engine.device)
             self._engine = engine
+        engine.configure(self)  # the rates of set_params between calls
         return engine
 
     def _sync(self, engine):
@@ -173,6 +217,7 @@ class _BaseDGTBandit(BaseObliqueTree):
                               dtype=_DTYPES, order="C")
             self._initialize(X)
             return X
+        self._check_created_with()
         return check_predict_data(self, X)
 
     def _check_can_initialize(self):
@@ -266,7 +311,8 @@ _DOC_COMMON_PARAMS = """    max_depth : int, default={depth}
         ``fit``, ``update`` or ``{sample}``; contexts are observed, only labels
         are not). The scaling is folded into ``tree_``. Give that first call a
         representative batch of contexts (e.g. a burn-in of logged ``X``), or
-        scale the features yourself and pass ``False``.
+        scale the features yourself and pass ``False``. A learner created from
+        one context warns (nothing varies in it to scale by).
     split_init : {{"pca", "median", "random"}}, default="{split_init}"
         Initial tree. ``"median"``: the (random) split directions stay, and
         node by node from the root each threshold is moved to the median of
@@ -282,8 +328,8 @@ _DOC_COMMON_PARAMS = """    max_depth : int, default={depth}
         {split_init_note}
     random_state : int, RandomState instance or None, default=None
         Seeds the initialization and the learner's own generator (exploration
-        / perturbations and the shuffling of ``fit``). Global RNGs are left
-        untouched.
+        / perturbations and the shuffling of ``fit``), when the learner is
+        created. Global RNGs are left untouched.
     device : {{"cpu", "auto", "cuda"}}, default="cpu"
         Where to learn. Updates run a few samples at a time, which is faster
         on a CPU (so ``"auto"`` is the CPU too: a stream counts as few rows);

@@ -9,12 +9,15 @@ from sklearn.utils.validation import column_or_1d
 
 __all__ = [
     "CLASSIFICATION_LOSSES",
+    "action_set",
     "REGRESSION_LOSSES",
     "check_classification_feedback",
     "check_feedback",
     "check_regression_feedback",
     "derivative_estimate",
+    "linear_rmsprop",
     "policy_probabilities",
+    "warn_if_created_from_one_context",
     "warn_if_targets_dwarf_delta",
 ]
 
@@ -58,6 +61,36 @@ def derivative_estimate(losses, perturbations, delta):
     if losses.ndim == 1:
         return losses * u / delta
     return (losses[:, 0] - losses[:, 1]) * u / (2.0 * delta)
+
+
+def action_set(classes):
+    """The sorted distinct actions of ``classes``; at least 2."""
+    classes = np.unique(np.asarray(classes))
+    if classes.size < 2:
+        raise ValueError(f"classes must contain at least 2 distinct labels; got {classes}.")
+    return classes
+
+
+def linear_rmsprop(coef, intercept, sq, Z, derivative, learning_rate, alpha):
+    """RMSprop steps (decay 0.99, ``eps=1e-5``) of ``w @ z + b``, one per row
+    of ``Z``, on the estimated loss derivatives; returns new ``(coef,
+    intercept, sq)``. Raises FloatingPointError, the inputs untouched, where
+    a squared gradient overflows (huge losses): its running mean would stay
+    inf and every later step be 0, a learner frozen for good."""
+    coef, sq = coef.copy(), sq.copy()
+    with np.errstate(over="ignore", invalid="ignore"):
+        for z, gi in zip(Z, derivative):
+            grad = gi * np.append(z, 1.0)
+            grad[:-1] += alpha * coef
+            sq = 0.99 * sq + 0.01 * grad**2
+            if not np.all(np.isfinite(sq)):
+                raise FloatingPointError(
+                    "the squared loss derivative overflowed: the losses passed are too large "
+                    "for float64 arithmetic. Rescale the losses (and targets).")
+            step = learning_rate * grad / (np.sqrt(sq) + 1e-5)
+            coef -= step[:-1]
+            intercept -= step[-1]
+    return coef, intercept, sq
 
 
 def check_feedback(values, shape, low=None, high=None, name="losses"):
@@ -147,3 +180,27 @@ def warn_if_targets_dwarf_delta(est, y):
             "transformer=MinMaxScaler()), or set delta to their scale.",
             UserWarning,
         )
+
+
+def warn_if_created_from_one_context(est, n_rows):
+    """Warn when a learner with ``standardize=True`` is created from one
+    context: no feature varies in it, so none can be scaled (each becomes
+    ``(x - x0) / |x0|``) and the DGT bandits start every split weight at 0
+    (the weights of columns constant at creation). On digits, ``simulate``
+    with ``batch_size=1`` and no ``init_contexts`` then reached 29-49%
+    held-out accuracy instead of 84-87%."""
+    import warnings
+
+    if n_rows >= 2:
+        return
+    sample = "sample_actions" if hasattr(est, "sample_actions") else "sample_predictions"
+    splits = " (nor the splits started)" if hasattr(est, "split_init") else ""
+    warnings.warn(
+        f"{type(est).__name__} was created from 1 context, with standardize=True: no "
+        f"feature varies in it, so the contexts cannot be standardized{splits}. Create it "
+        "from a representative batch, e.g. "
+        f"{sample}(X_burn_in) with logged or first contexts (simulate: init_contexts=...), "
+        "or scale the features yourself and pass standardize=False.",
+        UserWarning,
+        stacklevel=3,
+    )

@@ -177,6 +177,7 @@ class OnlineDGT:
 
     def __init__(self, est, state=None):
         self.device = resolve_device(est.device)
+        self.device_param = est.device
         self.accumulation_steps = est.accumulation_steps
         n_features, n_outputs = est.n_features_in_, est._n_outputs()
         self.counts = None
@@ -228,6 +229,37 @@ class OnlineDGT:
             self._refresh_leaves()
 
     # ------------------------------------------------------------ state
+    def configure(self, est):
+        """Apply the rates of ``est`` (changed by ``set_params`` between calls,
+        or restored from a pickle: the optimizer's state holds the learning
+        rate it was saved with): ``learning_rate``, ``accumulation_steps``,
+        and for counted leaves ``prior_strength`` and ``linear_learning_rate``.
+
+        A new ``accumulation_steps`` applies from the pending step on: its
+        gradient (the mean of the pending rounds over the old value) is
+        rescaled to the new one, and if the pending rounds already fill a step
+        they make one now.
+        """
+        self.learning_rate = est.learning_rate
+        for group in self.optimizer.param_groups:
+            group["lr"] = est.learning_rate
+        if est.accumulation_steps != self.accumulation_steps:
+            old, self.accumulation_steps = self.accumulation_steps, est.accumulation_steps
+            if self.pending:
+                scale = old / max(self.accumulation_steps, self.pending)
+                for p in self.params:
+                    if p.grad is not None:
+                        p.grad.mul_(scale)
+                if self.pending >= self.accumulation_steps:
+                    self._step()
+                    self.pending = 0
+                    self._check_weights(type(est).__name__)
+        if self.linear is not None:
+            self.linear_learning_rate = est.linear_learning_rate
+        if self.counts is not None and self.prior_strength != est.prior_strength:
+            self.prior_strength = est.prior_strength
+            self._refresh_leaves()
+
     def load(self, state):
         self.module.load_state_dict(_to_torch(state["module"], self.device))
         if state["optimizer"] is not None:
@@ -241,7 +273,10 @@ class OnlineDGT:
         for p, g in zip(self.params, state["grads"]):
             p.grad = None if g is None else torch.from_numpy(g.copy()).to(self.device)
         self.pending = int(state["pending"])
+        # the values the state was built with (configure applies newer ones)
+        self.accumulation_steps = int(state.get("accumulation_steps", self.accumulation_steps))
         if self.counts is not None:
+            self.prior_strength = float(state.get("prior_strength", self.prior_strength))
             self.tiebreak = state["tiebreak"].copy()
             self.counts = state["counts"].copy()
             self.pending_counts = state["pending_counts"].copy()
@@ -255,9 +290,10 @@ class OnlineDGT:
             "optimizer": _to_numpy(self.optimizer.state_dict()),
             "grads": [None if p.grad is None else _to_numpy(p.grad) for p in self.params],
             "pending": self.pending,
+            "accumulation_steps": self.accumulation_steps,
         }
         if self.counts is not None:
-            state.update(tiebreak=self.tiebreak.copy(), counts=self.counts.copy(),
+            state.update(prior_strength=self.prior_strength, tiebreak=self.tiebreak.copy(), counts=self.counts.copy(),
                          pending_counts=self.pending_counts.copy())
         if self.linear is not None:
             state.update(linear=self.linear.copy(), pending_linear=self.pending_linear.copy())
