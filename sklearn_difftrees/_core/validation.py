@@ -15,7 +15,6 @@ everywhere. Decisions taken once for the whole package:
 """
 
 import numbers
-import warnings
 
 import numpy as np
 from sklearn.model_selection import train_test_split
@@ -26,6 +25,7 @@ from .._compat import _check_sample_weight, validate_data
 from .categorical import (categorical_dtypes, check_indicator_memory,
                           encode_category_columns, expand_indicators, fit_indicators,
                           indicator_spec)
+from ._warn import warn
 
 __all__ = [
     "check_fit_data",
@@ -240,7 +240,7 @@ def fit_standardizer(X, sample_weight, what="features"):
     near = np.flatnonzero(constant & varies)
     if near.size:
         cols = ", ".join(str(j) for j in near[:10]) + (", ..." if near.size > 10 else "")
-        warnings.warn(
+        warn(
             f"{near.size} {what} (column(s) {cols}) vary by less than 1e-12 of their "
             "magnitude over the training rows and are treated as constant (ignored).",
             UserWarning,
