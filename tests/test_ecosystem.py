@@ -128,3 +128,15 @@ def test_metadata_routing_reaches_fit(cls):
         scores = cross_validate(pipe, X, y, params={"sample_weight": w}, cv=2)
     assert np.isfinite(scores["test_score"]).all()
 
+
+@pytest.mark.parametrize("cls", [sd.DGTClassifier, sd.TreeEnsembleLayerClassifier,
+                                 sd.DGTBanditRegressor], ids=lambda c: c.__name__)
+def test_several_targets_for_a_single_target_estimator_say_what_to_do(cls):
+    # Was scikit-learn's "y should be a 1d array, got an array of shape (150, 2)".
+    X, y = load_iris(return_X_y=True)
+    kind = "Classifier" if sklearn.base.is_classifier(cls()) else "Regressor"
+    with pytest.raises(ValueError, match=f"fits one target.*MultiOutput{kind}"):
+        cls().fit(X, np.c_[y, y])
+    fast = dict(n_passes=1) if cls is sd.DGTBanditRegressor else dict(max_iter=2)
+    with pytest.warns(sklearn.exceptions.DataConversionWarning):  # a column: as before
+        cls(**fast).fit(X, y[:, None].astype(float))

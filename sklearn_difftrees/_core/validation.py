@@ -17,6 +17,7 @@ everywhere. Decisions taken once for the whole package:
 import numbers
 
 import numpy as np
+from sklearn.base import is_classifier
 from sklearn.model_selection import train_test_split
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
@@ -55,6 +56,8 @@ def check_fit_data(estimator, X, y, sample_weight, *, multi_output, min_samples=
     the fitted model still predicts.
     """
     from_dtype = categorical_dtypes(X)
+    if not multi_output:
+        _check_one_target(estimator, y)
     try:
         X = encode_category_columns(estimator, X, fit=not warm)
         X, y = validate_data(
@@ -90,6 +93,22 @@ def check_fit_data(estimator, X, y, sample_weight, *, multi_output, min_samples=
         check_indicator_memory(estimator, X, indicator_spec(estimator))
         X = expand_indicators(X, indicator_spec(estimator))
     return X, y, sample_weight
+
+
+def _check_one_target(estimator, y):
+    """Refuse a ``y`` of several columns with a message that says what to do
+    (scikit-learn's "y should be a 1d array" did not); a column vector is left
+    to ``validate_data`` (a warning, then raveled)."""
+    try:  # np.asarray, not np.shape: array-likes may implement __array__ only
+        shape = np.asarray(y).shape
+    except (TypeError, ValueError):  # ragged or odd: validate_data's own error
+        return
+    if len(shape) == 2 and shape[1] > 1:
+        kind = "Classifier" if is_classifier(estimator) else "Regressor"
+        raise ValueError(
+            f"{type(estimator).__name__} fits one target, but y has shape {shape} "
+            f"({shape[1]} targets). Wrap it in sklearn.multioutput.MultiOutput{kind} "
+            f"(one model per target) or {kind}Chain.")
 
 
 def _check_weights(sample_weight, what):
@@ -331,8 +350,6 @@ def fit_rows(estimator, X, Y, sample_weight, keep):
     constant columns 0, as in training), the encoded target (float64 for a
     regressor) and weights of mean one: the rows its greedy checks grow
     CARTs on."""
-    from sklearn.base import is_classifier
-
     X, Y, w = X[keep], Y[keep], normalize_weights(sample_weight[keep])
     Z = (X - estimator._feature_mean) / estimator._feature_scale
     Z[:, constant_columns(X, w)] = 0.0
