@@ -210,15 +210,3 @@ def test_forest_max_samples_of_one_row_is_refused():
     with pytest.raises(ValueError, match="max_samples=1 draws 1 row"):
         sd.DGTForestClassifier(max_samples=1, n_estimators=2, **FAST).fit(X, y)
 
-
-# --------------------- 6. several label columns name the wrapper that takes them
-@pytest.mark.parametrize("cls", [sd.DGTClassifier, sd.LatentTreeClassifier,
-                                 sd.NonGreedyObliqueTreeClassifier,
-                                 sd.TreeEnsembleLayerClassifier,
-                                 sd.ConvexPolytopeTreeClassifier, sd.DGTForestClassifier])
-def test_two_label_columns_name_multioutput_classifier(cls):
-    # scikit-learn's "y should be a 1d array" alone left a user of
-    # DecisionTreeClassifier (which takes several columns) without a way on.
-    X, _, y = _data()
-    with pytest.raises(ValueError, match="1d array.*sklearn.multioutput.MultiOutputClassifier"):
-        cls().fit(X, np.c_[y, 1 - y])

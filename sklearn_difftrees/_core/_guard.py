@@ -25,9 +25,9 @@ predictions on its own training data are not finite is never returned.
 input checks shared by the public torch layers.
 """
 
-import warnings
-
 import numpy as np
+
+from ._warn import without_feature_names
 
 __all__ = [
     "check_finite_model",
@@ -99,9 +99,8 @@ def check_finite_model(estimator, X):
         fn = getattr(estimator, method, None)
         if fn is None or (method == "predict" and hasattr(estimator, "predict_proba")):
             continue
-        with warnings.catch_warnings():
+        with without_feature_names(estimator):
             # X is fit's validated array: it has no feature names by design.
-            warnings.filterwarnings("ignore", message="X does not have valid feature names")
             out = np.asarray(fn(X))
         if out.dtype.kind in "fc" and not np.isfinite(out).all():
             raise FloatingPointError(

@@ -14,12 +14,12 @@ numpy loop of the non-greedy trees (which never imports torch) both use it.
 
 import math
 import time
-import warnings
 from dataclasses import dataclass, field
 
 from sklearn.exceptions import ConvergenceWarning
 
 from ._progress import Progress
+from ._warn import warn
 
 __all__ = ["EpochMonitor", "History"]
 
@@ -234,5 +234,5 @@ class EpochMonitor:
                     "last weights are kept. The features may carry little signal; a "
                     "larger max_iter helps only if the loss was still falling.")
             if emit:
-                warnings.warn(self.convergence_message, ConvergenceWarning)
+                warn(self.convergence_message, ConvergenceWarning)
         return self.history

@@ -33,7 +33,6 @@ Nothing here imports torch or knows a method.
 """
 
 import contextlib
-import warnings
 from collections import namedtuple
 
 import numpy as np
@@ -42,6 +41,7 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 from sklearn.utils import check_random_state
 
 from .._kernels._stump import _best_level_splits
+from ._warn import ignore_sklearn
 
 __all__ = [
     "BINNED_MIN_ROWS",
@@ -405,17 +405,22 @@ def auto_bins(Z):
     return FeatureBins(Z) if Z.shape[0] >= BINNED_MIN_ROWS else None
 
 
-@contextlib.contextmanager
-def quiet_internal_fit():
-    """Silence scikit-learn's "The number of unique classes is greater than
-    50% of the number of samples" for a CART grown inside a fit: on a subset
-    of the rows (a fold, the training part, a leaf's rows) many classes with
-    few rows each trip it, where the user's own data did not (200 classes of
-    2 rows printed it up to 98 times in a forest's fit)."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="The number of unique classes is greater",
-                                category=UserWarning)
-        yield
+def quiet_internal_fit(Y, classification=True):
+    """Context of one CART's ``fit`` on the targets ``Y`` inside a fit:
+    silences scikit-learn's "The number of unique classes is greater than
+    50% of the number of samples", which a subset of the rows (a fold, the
+    training part, a leaf's rows) of many classes with few rows each trips
+    where the user's own data did not (200 classes of 2 rows printed it up to
+    98 times in a forest's fit). A filter only where scikit-learn's condition
+    holds (more than 20 rows, more distinct values than half of them), and
+    then under :func:`~._warn.ignore_sklearn`'s lock: a filter set per fit
+    leaked into the process when two threads fitted at once."""
+    Y = np.asarray(Y)
+    n = Y.shape[0]
+    if classification and n > 20 and np.unique(Y).size > round(0.5 * n):
+        return ignore_sklearn(message="The number of unique classes is greater",
+                              category=UserWarning)
+    return contextlib.nullcontext()
 
 
 def fit_cart(Z, Y, w, *, depth, classification, seed, criterion=None, bins=None, **params):
@@ -439,7 +444,7 @@ def fit_cart(Z, Y, w, *, depth, classification, seed, criterion=None, bins=None,
     else:
         cart = DecisionTreeRegressor(criterion=criterion or "squared_error", max_depth=depth,
                                      random_state=seed, **params)
-    with quiet_internal_fit():
+    with quiet_internal_fit(Y, classification):
         cart.fit(Z, Y, sample_weight=w)
     return cart if bins is None else bins.to_raw(cart)
 

@@ -27,12 +27,14 @@ returns that CART in its own fitted format.
 Nothing here imports torch or knows a method.
 """
 
+import contextlib
 import contextvars
 import math
-import warnings
 from collections import namedtuple
 
 import numpy as np
+
+from ._warn import ignore_sklearn, quiet
 
 __all__ = ["CROSS_CHECK_FOLDS", "CROSS_CHECK_MAX_ROWS", "CROSS_CHECK_Z", "CrossCheck",
            "cross_check", "cross_check_applies", "cross_check_depth", "cross_checked_cart",
@@ -153,14 +155,19 @@ def cross_check(est, X, Y, w, *, classification, max_depth, seed, clone_params=N
     cart = {criterion: np.empty(X.shape[0]) for criterion in criteria}
     token = _NESTED.set(True)
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # rare classes in a fold, the clones' warnings
+        with quiet():  # the clones' warnings (this thread's only: no process-wide filter)
             # The CARTs' rows: scikit-learn's trees cast X to float32, whose range
             # and resolution raw features may exceed (X * 1e200, X + 1e9).
             mean, scale = fit_standardizer(X, w)
             Z = (X - mean) / scale
+            # A class of fewer rows than folds: scikit-learn's "least populated
+            # class" warning is filtered (then only), under ignore_sklearn's lock.
+            rare = (classification
+                    and np.unique(Y, return_counts=True)[1].min() < CROSS_CHECK_FOLDS)
             try:  # ValueError: fewer rows, or members of every class, than folds
-                folds = list(splitter.split(X, Y if classification else None))
+                with (ignore_sklearn(message="The least populated class", category=UserWarning)
+                      if rare else contextlib.nullcontext()):
+                    folds = list(splitter.split(X, Y if classification else None))
             except ValueError:
                 return None
             for a, b in folds:

@@ -29,9 +29,10 @@ method. Imported only inside ``fit`` (through :mod:`._trainer`, torch).
 """
 
 import math
-import warnings
 
 from sklearn.exceptions import ConvergenceWarning
+
+from ._warn import warn
 
 __all__ = ["AUTO_CHECKS", "AUTO_DROP_Z", "AUTO_INIT_Z", "train_starts"]
 
@@ -143,7 +144,7 @@ def train_starts(est, plan, warm, n_outputs, greedy_start):
         with models_held(2), seeded(kw["seed"]):
             module = est._build_module(Z.shape[1], n_outputs, plan.device)
     except MemoryLimitError as exc:
-        warnings.warn(f"init='auto' trains two models side by side: {exc} Only the "
+        warn(f"init='auto' trains two models side by side: {exc} Only the "
                       "random start was trained (init_='random'); set init='random' or "
                       "init='cart' to train one start.", UserWarning)
         return _single(est, plan, warm, "random")
@@ -178,7 +179,7 @@ def train_starts(est, plan, warm, n_outputs, greedy_start):
     est.init_ = "cart" if keep_greedy else "random"
     kept = greedy if keep_greedy else random
     if kept.message is not None:
-        warnings.warn(kept.message, ConvergenceWarning)
+        warn(kept.message, ConvergenceWarning)
     if est.verbose >= 2:  # with the per-epoch lines
         if why is None or random.error is not None:
             why = f"paired statistic {z:.2f}, threshold {AUTO_INIT_Z}"

@@ -310,52 +310,52 @@ def grow_axis_subtrees(X, leaves, n_roots, Y, w, base_value, *, classification, 
              "n_node_samples": []}
     root = np.empty(n_roots, dtype=np.int64)
     offset = 0
-    with quiet_internal_fit():  # a leaf's few rows of many classes, one filter for all
-        for j in range(n_roots):
-            rows = kept[bounds[j]:bounds[j + 1]]
-            y_j = Y[rows]
-            total = float(w[rows].sum())
-            grow = rows.size >= 2 and total >= 2 * min_weight_leaf and (
-                np.unique(y_j).size > 1 if classification else np.ptp(y_j, axis=0).max() > 0)
-            if not grow:  # one node: its rows' value, or the leaf's own where they weigh
-                # too little to be a leaf (none, or below min_weight_leaf)
-                parts["feature"].append(np.zeros(1, dtype=np.int64))
-                parts["threshold"].append(np.zeros(1))
-                parts["left"].append(np.full(1, -1, dtype=np.int64))
-                parts["right"].append(np.full(1, -1, dtype=np.int64))
-                parts["value"].append(_rows_value(y_j, w[rows], classification, n_outputs)
-                                      if rows.size and total >= min_weight_leaf else
-                                      np.asarray(base_value[j], dtype=np.float64)[None, :])
-                parts["n_node_samples"].append(np.array([total]))
-                root[j] = offset
-                offset += 1
-                continue
-            cls = DecisionTreeClassifier if classification else DecisionTreeRegressor
-            if not classification:  # y_j = (centre + unit * target) * peak
-                peak, centre, unit = _target_frame(y_j, w[rows])
-                y_j = (y_j / peak - centre) / unit
-            cart = cls(max_depth=max_depth, random_state=seed,
-                       min_weight_fraction_leaf=min(0.5, min_weight_leaf / total))
-            cart.fit(Z[rows], y_j, sample_weight=w[rows])
-            t = cart.tree_
-            inner = t.children_left >= 0
-            feature = np.where(inner, t.feature, 0).astype(np.int64)
-            threshold = np.where(inner, mean[feature] + scale[feature] * t.threshold, 0.0)
-            weight = np.asarray(t.weighted_n_node_samples, dtype=np.float64)
-            if classification:  # weighted class counts or proportions (by version)
-                counts = t.value[:, 0, :]
-                value = np.zeros((t.node_count, n_outputs))
-                value[:, cart.classes_.astype(np.int64)] = counts / counts.sum(axis=1,
-                                                                               keepdims=True)
-            else:  # weighted mean targets, in the targets' units
-                value = (centre + unit * np.array(t.value[:, :, 0], dtype=np.float64)) * peak
-            parts["feature"].append(feature)
-            parts["threshold"].append(threshold.astype(np.float64))
-            parts["left"].append(np.where(inner, t.children_left + offset, -1).astype(np.int64))
-            parts["right"].append(np.where(inner, t.children_right + offset, -1).astype(np.int64))
-            parts["value"].append(value)
-            parts["n_node_samples"].append(weight)
+    for j in range(n_roots):
+        rows = kept[bounds[j]:bounds[j + 1]]
+        y_j = Y[rows]
+        total = float(w[rows].sum())
+        grow = rows.size >= 2 and total >= 2 * min_weight_leaf and (
+            np.unique(y_j).size > 1 if classification else np.ptp(y_j, axis=0).max() > 0)
+        if not grow:  # one node: its rows' value, or the leaf's own where they weigh
+            # too little to be a leaf (none, or below min_weight_leaf)
+            parts["feature"].append(np.zeros(1, dtype=np.int64))
+            parts["threshold"].append(np.zeros(1))
+            parts["left"].append(np.full(1, -1, dtype=np.int64))
+            parts["right"].append(np.full(1, -1, dtype=np.int64))
+            parts["value"].append(_rows_value(y_j, w[rows], classification, n_outputs)
+                                  if rows.size and total >= min_weight_leaf else
+                                  np.asarray(base_value[j], dtype=np.float64)[None, :])
+            parts["n_node_samples"].append(np.array([total]))
             root[j] = offset
-            offset += t.node_count
+            offset += 1
+            continue
+        cls = DecisionTreeClassifier if classification else DecisionTreeRegressor
+        if not classification:  # y_j = (centre + unit * target) * peak
+            peak, centre, unit = _target_frame(y_j, w[rows])
+            y_j = (y_j / peak - centre) / unit
+        cart = cls(max_depth=max_depth, random_state=seed,
+                   min_weight_fraction_leaf=min(0.5, min_weight_leaf / total))
+        with quiet_internal_fit(y_j, classification):  # a leaf's few rows of many classes
+            cart.fit(Z[rows], y_j, sample_weight=w[rows])
+        t = cart.tree_
+        inner = t.children_left >= 0
+        feature = np.where(inner, t.feature, 0).astype(np.int64)
+        threshold = np.where(inner, mean[feature] + scale[feature] * t.threshold, 0.0)
+        weight = np.asarray(t.weighted_n_node_samples, dtype=np.float64)
+        if classification:  # weighted class counts or proportions (by version)
+            counts = t.value[:, 0, :]
+            value = np.zeros((t.node_count, n_outputs))
+            value[:, cart.classes_.astype(np.int64)] = counts / counts.sum(axis=1,
+                                                                           keepdims=True)
+        else:  # weighted mean targets, in the targets' units
+            value = (centre + unit * np.array(t.value[:, :, 0], dtype=np.float64)) * peak
+        parts["feature"].append(feature)
+        parts["threshold"].append(threshold.astype(np.float64))
+        parts["left"].append(np.where(inner, t.children_left + offset, -1).astype(np.int64))
+        parts["right"].append(np.where(inner, t.children_right + offset, -1).astype(np.int64))
+        parts["value"].append(value)
+        parts["n_node_samples"].append(weight)
+        root[j] = offset
+        offset += t.node_count
     arrays = {k: np.ascontiguousarray(np.concatenate(v)) for k, v in parts.items()}
     return AxisSubtrees(root, **arrays)

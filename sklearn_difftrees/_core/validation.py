@@ -15,7 +15,6 @@ everywhere. Decisions taken once for the whole package:
 """
 
 import numbers
-import warnings
 
 import numpy as np
 from sklearn.base import is_classifier
@@ -27,6 +26,7 @@ from .._compat import _check_sample_weight, validate_data
 from .categorical import (categorical_dtypes, check_indicator_memory,
                           encode_category_columns, expand_indicators, fit_indicators,
                           indicator_spec)
+from ._warn import warn
 
 __all__ = [
     "check_fit_data",
@@ -56,6 +56,8 @@ def check_fit_data(estimator, X, y, sample_weight, *, multi_output, min_samples=
     the fitted model still predicts.
     """
     from_dtype = categorical_dtypes(X)
+    if not multi_output:
+        _check_one_target(estimator, y)
     try:
         X = encode_category_columns(estimator, X, fit=not warm)
         X, y = validate_data(
@@ -70,12 +72,6 @@ def check_fit_data(estimator, X, y, sample_weight, *, multi_output, min_samples=
             reset=not warm,
         )
     except ValueError as exc:
-        if not multi_output and "y should be a 1d array" in str(exc):
-            wrapper = "MultiOutputClassifier" if is_classifier(estimator) else "MultiOutputRegressor"
-            raise ValueError(
-                f"{exc} {type(estimator).__name__} learns one target; for several target "
-                f"columns wrap it in sklearn.multioutput.{wrapper}."
-            ) from exc
         if warm and ("features" in str(exc) or "feature names" in str(exc)):
             raise ValueError(
                 f"warm_start=True continues the previous fit: {exc} Use "
@@ -97,6 +93,22 @@ def check_fit_data(estimator, X, y, sample_weight, *, multi_output, min_samples=
         check_indicator_memory(estimator, X, indicator_spec(estimator))
         X = expand_indicators(X, indicator_spec(estimator))
     return X, y, sample_weight
+
+
+def _check_one_target(estimator, y):
+    """Refuse a ``y`` of several columns with a message that says what to do
+    (scikit-learn's "y should be a 1d array" did not); a column vector is left
+    to ``validate_data`` (a warning, then raveled)."""
+    try:  # np.asarray, not np.shape: array-likes may implement __array__ only
+        shape = np.asarray(y).shape
+    except (TypeError, ValueError):  # ragged or odd: validate_data's own error
+        return
+    if len(shape) == 2 and shape[1] > 1:
+        kind = "Classifier" if is_classifier(estimator) else "Regressor"
+        raise ValueError(
+            f"{type(estimator).__name__} fits one target, but y has shape {shape} "
+            f"({shape[1]} targets). Wrap it in sklearn.multioutput.MultiOutput{kind} "
+            f"(one model per target) or {kind}Chain.")
 
 
 def _check_weights(sample_weight, what):
@@ -247,7 +259,7 @@ def fit_standardizer(X, sample_weight, what="features"):
     near = np.flatnonzero(constant & varies)
     if near.size:
         cols = ", ".join(str(j) for j in near[:10]) + (", ..." if near.size > 10 else "")
-        warnings.warn(
+        warn(
             f"{near.size} {what} (column(s) {cols}) vary by less than 1e-12 of their "
             "magnitude over the training rows and are treated as constant (ignored).",
             UserWarning,
@@ -338,8 +350,6 @@ def fit_rows(estimator, X, Y, sample_weight, keep):
     constant columns 0, as in training), the encoded target (float64 for a
     regressor) and weights of mean one: the rows its greedy checks grow
     CARTs on."""
-    from sklearn.base import is_classifier
-
     X, Y, w = X[keep], Y[keep], normalize_weights(sample_weight[keep])
     Z = (X - estimator._feature_mean) / estimator._feature_scale
     Z[:, constant_columns(X, w)] = 0.0

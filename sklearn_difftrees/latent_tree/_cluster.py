@@ -6,7 +6,6 @@ by default, to reconstruct every feature from the traversal ``z`` alone);
 the pruned tree it learns is the hierarchy, its leaves are the clusters.
 """
 
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -14,6 +13,7 @@ from sklearn.base import ClusterMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, validate_data
+from .._core._warn import held, reissue, without_feature_names
 from .._core.atomic import fit_context
 from .._core.base import TRAINING_PARAMETER_CONSTRAINTS, BaseObliqueTree
 from .._core.optional import require_torch
@@ -334,14 +334,12 @@ class LatentTreeClusterer(ClusterMixin, _PrunedTreeMixin, BaseObliqueTree):
         reg._linear_start = False  # the clusters are the trained tree's leaves
         reg._bisect_start = self.init == "bisect"
         try:  # the inner regressor's warnings and errors name this estimator
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
+            with held() as caught:
                 reg.fit(X[:, inputs], X[:, targets], sample_weight=sample_weight)
         except FloatingPointError as exc:
             raise FloatingPointError(str(exc).replace(type(reg).__name__, name)) from exc
-        for w in caught:
-            warnings.warn(str(w.message).replace(type(reg).__name__, name), w.category,
-                          stacklevel=4)  # fit, its two fit_context wrappers, the caller
+        # stacklevel: fit, its two fit_context wrappers, the caller
+        reissue(caught, rename=(type(reg).__name__, name), stacklevel=4)
         self.regressor_ = reg
         self._inputs, self._targets = inputs, targets
 
@@ -363,9 +361,8 @@ class LatentTreeClusterer(ClusterMixin, _PrunedTreeMixin, BaseObliqueTree):
         self.loss_curve_ = reg.loss_curve_
         self.validation_scores_ = reg.validation_scores_
 
-        with warnings.catch_warnings():
+        with without_feature_names(self):
             # X is fit's validated array: it has no feature names by design.
-            warnings.filterwarnings("ignore", message="X does not have valid feature names")
             nodes = _PrunedTreeMixin.apply(self, X)
         Y = X[:, targets].astype(np.float64)
         peak = np.abs(Y).max(axis=0)  # first to O(1): the spread of 1e300s overflows

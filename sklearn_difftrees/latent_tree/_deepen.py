@@ -21,10 +21,10 @@ loss is lower. Elsewhere the fit is the depth-4 one, at the cost of the
 CART's cross-validation (at most ``GREEDY_MAX_ROWS`` rows).
 """
 
-import warnings
-
 import numpy as np
 from sklearn.base import is_classifier
+
+from .._core._warn import held, reissue, warn
 
 __all__ = ["AUTO_DEPTH", "AUTO_MAX_DEPTH", "DEEPEN_Z", "deepen"]
 
@@ -90,18 +90,17 @@ def deepen(est, plan, history):
                                            plan.device)
             cart_start(est, module, Z, Y, w, kw["seed"])
             module.to(plan.device)
-            with warnings.catch_warnings(record=True) as held:  # shown if kept
-                warnings.simplefilter("always")
+            with held() as kept:  # shown if kept
                 deep_history = train(module, est._loss_fn, plan.train_data, **{
                     **kw, "keep_start": True, "name": f"{kw['name']} (depth {depth})"})
     except (MemoryLimitError, FloatingPointError) as exc:  # optional: the shallow fit stays
         est.max_depth_ = shallow
         why = ("does not fit the memory limit" if isinstance(exc, MemoryLimitError)
                else "diverged")
-        warnings.warn(f"max_depth='auto': a depth-{tuned} CART fits the validation rows "
-                      f"clearly better than the depth-{shallow} tree, but a depth-{depth} "
-                      f"tree {why}: {exc} The depth-{shallow} tree is returned.",
-                      UserWarning)
+        warn(f"max_depth='auto': a depth-{tuned} CART fits the validation rows "
+             f"clearly better than the depth-{shallow} tree, but a depth-{depth} "
+             f"tree {why}: {exc} The depth-{shallow} tree is returned.",
+             UserWarning)
         return history
     rows_lost = (est._loss_fn(outputs, Yv_t).double().cpu().numpy(),
                  row_losses(module, est._loss_fn, Zv_t, Yv_t))
@@ -113,9 +112,7 @@ def deepen(est, plan, history):
     if lost[1] >= lost[0]:
         est.max_depth_ = shallow
         return history
-    for message in held:
-        warnings.warn_explicit(message.message, message.category, message.filename,
-                               message.lineno)
+    reissue(kept)
     plan.module = module
     est.init_ = "cart"
     return deep_history

@@ -15,10 +15,10 @@ on that tree's ``[x, z]``; it is a model already, and the candidate of epoch
 0 (so the CART with its head can be returned).
 """
 
-import warnings
 
 import numpy as np
 
+from .._core._warn import ignore_sklearn
 from .._core.greedy import row_subsample
 
 __all__ = ["CART_SCALE", "START_C", "START_MAX_ROWS", "cart_start", "fit_linear_head",
@@ -52,8 +52,7 @@ def fit_linear_head(H, Y, w, n_outputs, classification):
         present = np.unique(Y)
         if present.shape[0] != n_outputs or n_outputs < 2:
             return None
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
+        with ignore_sklearn(category=ConvergenceWarning):  # one call, under a lock
             lr = LogisticRegression(C=START_C, max_iter=200).fit(H, Y, sample_weight=w)
         W, b = lr.coef_, lr.intercept_
         if n_outputs == 2:  # one logit: p(1) = sigmoid(coef . h + b)

@@ -1,6 +1,5 @@
 """Non-greedy oblique trees: ``NonGreedyObliqueTreeClassifier`` / ``...Regressor``."""
 
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -8,6 +7,7 @@ from sklearn.base import is_classifier
 from sklearn.utils import check_random_state
 
 from .._compat import Interval, RealNotInt, StrOptions
+from .._core._warn import held, reissue
 from .._core.atomic import fit_context
 from .._core._guard import check_finite_model
 from .._core._memory import check_memory
@@ -372,8 +372,7 @@ class _BaseNonGreedy(BaseObliqueTree):
         for d in SHALLOW_DEPTHS:
             if d >= depth:
                 break
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
+            with held() as caught:
                 candidate = self._train_at(
                     d, *rows, val, np.random.RandomState(seed + d),
                     np.random.RandomState(seed + d), seed + d, bins, n_out, *sub_batching)
@@ -382,13 +381,11 @@ class _BaseNonGreedy(BaseObliqueTree):
                 best, best_z, kept_warnings = (d, candidate), z, caught
         if best[0] != depth and not isinstance(sub, slice):  # again, on every row
             d = best[0]
-            with warnings.catch_warnings(record=True) as kept_warnings:
-                warnings.simplefilter("always")
+            with held() as kept_warnings:
                 best = (d, self._train_at(
                     d, Z_fit, Y_fit, w_fit, val, np.random.RandomState(seed + d),
                     np.random.RandomState(seed + d), seed + d, bins, n_out, batch, epoch_rows))
-        for w in kept_warnings:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        reissue(kept_warnings)
         return best
 
     def _make_tree(self, W, b, theta, X, sample_weight, constant):

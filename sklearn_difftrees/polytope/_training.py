@@ -15,8 +15,8 @@
   level's nodes batched), and joint refinement.
 """
 
+import contextlib
 import math
-import warnings
 
 import numpy as np
 import torch
@@ -25,6 +25,7 @@ from sklearn.exceptions import ConvergenceWarning
 from torch import nn
 
 from .._core._trainer import seeded, to_tensor, train
+from .._core._warn import quiet as quiet_warnings
 from ._freeze import PRIOR_EPS
 from ._kernels import child_table, polytope_backward, polytope_forward
 from ._scores import _TINY, _CellEntropy, _NodeScores, _PriorPenalty, _StumpScores
@@ -374,9 +375,7 @@ def _train(module, Z, Y, w, val, *, classification, prior, settings, max_iter, e
         step[0] += 1
         return min(1.0, step[0] / warmup) * prior_penalty(m, n_samples=n, **prior)
 
-    with warnings.catch_warnings():
-        if quiet:
-            warnings.simplefilter("ignore", ConvergenceWarning)
+    with quiet_warnings(ConvergenceWarning) if quiet else contextlib.nullcontext():
         return train(
             module,
             loss_fn,
@@ -521,8 +520,7 @@ def train_stumps(nodes, *, n_facets, classification, prior, settings, max_iter, 
         return total * torch.as_tensor(ramp, dtype=r.dtype, device=r.device)
 
     opts = {k: v for k, v in settings.items() if k not in ("verbose", "epoch_rows")}
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
+    with quiet_warnings(ConvergenceWarning):
         train_batched(
             _stumps_forward, params,
             _member_loss(classification), members,
