@@ -13,7 +13,7 @@ from sklearn.base import ClusterMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions, validate_data
-from .._core._warn import held, reissue, without_feature_names
+from .._core._warn import held, reissue, warn, without_feature_names
 from .._core.atomic import fit_context
 from .._core.base import TRAINING_PARAMETER_CONSTRAINTS, BaseObliqueTree
 from .._core.optional import require_torch
@@ -378,7 +378,7 @@ class LatentTreeClusterer(ClusterMixin, _PrunedTreeMixin, BaseObliqueTree):
         self._cluster_of_node = node_to_cluster(self.cluster_nodes_, tree.active, n_nodes)
         self.labels_ = self._cluster_of_node[nodes]
         if self.n_clusters is not None and self.n_clusters_ < self.n_clusters:
-            warnings.warn(
+            warn(
                 f"{type(self).__name__} found {self.n_clusters_} clusters, fewer than "
                 f"n_clusters={self.n_clusters}: the pruned tree has no more nodes "
                 "that split the training rows (lower pruning or raise max_depth).",
