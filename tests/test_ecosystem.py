@@ -87,6 +87,36 @@ def test_threaded_fits_leave_no_ignore_filter_behind():
     assert added == []
 
 
+@pytest.mark.parametrize("cls", [sd.DGTClassifier, sd.LatentTreeClassifier,
+                                 sd.NonGreedyObliqueTreeClassifier,
+                                 sd.TreeEnsembleLayerClassifier,
+                                 sd.ConvexPolytopeTreeClassifier], ids=lambda c: c.__name__)
+def test_cross_check_clones_do_not_warn_about_their_part_of_the_rows(cls):
+    # 44 classes in 100 rows do not trip scikit-learn's "more than 50% of the
+    # samples are unique classes", but the cross-check's clones see two thirds
+    # of the rows, which do: three such warnings per fit (a blanket filter had
+    # dropped them before the filters became thread-safe).
+    rng = np.random.RandomState(0)
+    X, y = rng.normal(size=(100, 4)), np.arange(100) % 44
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cls(random_state=0, **FAST[cls]).fit(X, y)
+    assert not [w for w in caught if "unique classes" in str(w.message)]
+
+
+def test_sklearn_filters_never_reach_the_users_own_warnings():
+    # A filter of ignore_sklearn that a scikit-learn block in another thread
+    # restores for good names the modules of scikit-learn and of this package
+    # only: the user's own warnings of the same category and message show.
+    from sklearn_difftrees._core._warn import ignore_sklearn
+
+    with ignore_sklearn(message="lbfgs failed", category=ConvergenceWarning):
+        leaked = [f for f in warnings.filters if f[0] == "ignore"][0]
+    assert leaked[3] is not None and leaked[3].match("sklearn.linear_model._logistic")
+    assert leaked[3].match("sklearn_difftrees._core.validation")
+    assert not leaked[3].match(__name__) and not leaked[3].match("__main__")
+
+
 def test_package_warnings_held_per_thread():
     from sklearn_difftrees._core._warn import held, quiet, reissue, warn
 

@@ -81,9 +81,18 @@ def ignore_sklearn(message="", category=Warning):
     """Ignore a warning that scikit-learn raises inside: ``catch_warnings``
     under a process-wide lock, so that no two threads' blocks of this package
     interleave and leave a filter behind. Keep the block short (one
-    scikit-learn call) and never start threads inside it."""
+    scikit-learn call) and never start threads inside it.
+
+    The lock cannot order scikit-learn's own ``catch_warnings`` blocks in
+    other threads (``check_array`` opens one): one that starts inside this
+    block and ends after it restores this block's filter for good. So the
+    filter is as narrow as it can be: the warning's category and message,
+    attributed to a module of scikit-learn or of this package (scikit-learn's
+    ``stacklevel`` points at its caller, e.g. ``_core/validation.py``), never
+    to the user's own code."""
     with _FILTER_LOCK, warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=message, category=category)
+        warnings.filterwarnings("ignore", message=message, category=category,
+                                module="sklearn")  # also sklearn_difftrees
         yield
 
 

@@ -38,7 +38,7 @@ from ._warn import ignore_sklearn, quiet
 
 __all__ = ["CROSS_CHECK_FOLDS", "CROSS_CHECK_MAX_ROWS", "CROSS_CHECK_Z", "CrossCheck",
            "cross_check", "cross_check_applies", "cross_check_depth", "cross_checked_cart",
-           "cross_checked_plan", "paired_advantage"]
+           "cross_checked_plan", "inside_cross_check", "paired_advantage"]
 
 #: Folds of :func:`cross_check`: its fits see two thirds of the rows, as the
 #: depth's cross-validation (:func:`~.greedy.cv_depth`).
@@ -67,6 +67,12 @@ _CLONE_PARAMS = {"categorical_features": None, "class_weight": None, "verbose": 
 
 # True inside cross_check's fits, so that they do not cross-check themselves.
 _NESTED = contextvars.ContextVar("sklearn_difftrees_cross_check", default=False)
+
+
+def inside_cross_check():
+    """Whether this is one of :func:`cross_check`'s clone fits (on two thirds
+    of the user's rows, whose warnings about them the user has already had)."""
+    return _NESTED.get()
 
 
 def paired_advantage(loss_default, loss_alternative, w=None):

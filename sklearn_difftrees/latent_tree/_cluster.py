@@ -12,7 +12,7 @@ import numpy as np
 from sklearn.base import ClusterMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._compat import Interval, StrOptions, validate_data
+from .._compat import Interval, StrOptions, _check_sample_weight, validate_data
 from .._core._warn import held, reissue, warn, without_feature_names
 from .._core.atomic import fit_context
 from .._core.base import TRAINING_PARAMETER_CONSTRAINTS, BaseObliqueTree
@@ -364,14 +364,15 @@ class LatentTreeClusterer(ClusterMixin, _PrunedTreeMixin, BaseObliqueTree):
         with without_feature_names(self):
             # X is fit's validated array: it has no feature names by design.
             nodes = _PrunedTreeMixin.apply(self, X)
+        # The regressor has validated the weights (sign, finiteness); a scalar
+        # or None becomes one weight per row here.
+        w = _check_sample_weight(sample_weight, X, dtype=np.float64)
         Y = X[:, targets].astype(np.float64)
         peak = np.abs(Y).max(axis=0)  # first to O(1): the spread of 1e300s overflows
         Y = Y / np.where(peak > 0, peak, 1.0)
-        spread = Y.std(axis=0)
-        Y = (Y - Y.mean(axis=0)) / np.where(spread > 0, spread, 1.0)
-        # The regressor has validated the weights (shape, sign, finiteness).
-        w = np.ones(X.shape[0]) if sample_weight is None else np.asarray(
-            sample_weight, dtype=np.float64).reshape(-1)
+        mean = np.average(Y, axis=0, weights=w)
+        spread = np.sqrt(np.average((Y - mean) ** 2, axis=0, weights=w))
+        Y = (Y - mean) / np.where(spread > 0, spread, 1.0)
         n_nodes = tree.active.size
         self.cluster_nodes_ = cut_tree(nodes, Y, w, self.n_clusters, n_nodes)
         self.n_clusters_ = int(self.cluster_nodes_.size)
@@ -382,7 +383,7 @@ class LatentTreeClusterer(ClusterMixin, _PrunedTreeMixin, BaseObliqueTree):
                 f"{type(self).__name__} found {self.n_clusters_} clusters, fewer than "
                 f"n_clusters={self.n_clusters}: the pruned tree has no more nodes "
                 "that split the training rows (lower pruning or raise max_depth).",
-                UserWarning, stacklevel=3)
+                UserWarning, stacklevel=4)  # fit, its two fit_context wrappers, the caller
         return self
 
     def apply(self, X):

@@ -3,11 +3,15 @@ a cut of its pruned tree (the hierarchy) into at most ``n_clusters`` nodes.
 
 Without ``n_clusters`` the clusters are the nodes where training rows end
 (the leaves of the pruned tree, as in Section 4.2 of the paper). With it, the
-cut is grown top down from the root as bisecting k-means grows its tree
-(scikit-learn's ``BisectingKMeans``, ``bisecting_strategy="biggest_inertia"``):
-the cut node whose split lowers the within-cluster sum of squares of the
-(standardized) reconstructed features most is replaced by its parts, until
-``n_clusters`` clusters are reached or no node can be split.
+cut is grown top down from the root, as bisecting k-means grows its tree,
+greedily: the cut node whose split lowers the within-cluster sum of squares
+of the (standardized) reconstructed features most is replaced by its parts,
+until ``n_clusters`` clusters are reached or no node can be split.
+
+The sums of squares come from each node's sufficient statistics (weight,
+weighted sum and weighted sum of squared norms of its rows), summed once
+from the nodes where rows end, so the cut costs ``O(n p)`` for the
+statistics and ``O(k)`` node lookups per cluster added, whatever the rows.
 """
 
 import numpy as np
@@ -15,31 +19,28 @@ import numpy as np
 __all__ = ["cut_tree", "node_to_cluster"]
 
 
-def _sse(Y, w, mask):
-    """Weighted within-group sum of squares of the rows ``mask``."""
-    ww = w[mask]
-    total = ww.sum()
-    if total <= 0:
-        return 0.0
-    Yg = Y[mask]
-    mean = ww @ Yg / total
-    return float(ww @ ((Yg - mean) ** 2).sum(axis=1))
+def _node_statistics(ends, Y, w, n_nodes):
+    """Per node of the complete tree: the weight ``W``, weighted sum ``S``
+    (``(n_nodes, p)``) and weighted sum of squared norms ``Q`` of the rows
+    whose path passes it (a row's path is the node it ends in and that
+    node's ancestors), and ``E``, ``S_end``, ``Q_end``: the same for the rows
+    that end at the node."""
+    E = np.bincount(ends, weights=w, minlength=n_nodes)
+    S_end = np.zeros((n_nodes, Y.shape[1]))
+    np.add.at(S_end, ends, w[:, None] * Y)
+    Q_end = np.bincount(ends, weights=w * (Y**2).sum(axis=1), minlength=n_nodes)
+    W, S, Q = E.copy(), S_end.copy(), Q_end.copy()
+    for t in range(n_nodes - 1, 0, -1):  # children before parents (heap order)
+        parent = (t - 1) // 2
+        W[parent] += W[t]
+        S[parent] += S[t]
+        Q[parent] += Q[t]
+    return (W, S, Q), (E, S_end, Q_end)
 
 
-def _through(ends, n_nodes):
-    """``through(t)``: the bool mask of the rows whose path passes node ``t``
-    (``t`` is ``ends[i]`` or one of its ancestors), and ``reached``: which
-    nodes some row passes. Built on the distinct end nodes only, so no
-    ``(n_rows, n_nodes)`` matrix is held."""
-    nodes, inverse = np.unique(ends, return_inverse=True)
-    ancestors = np.zeros((nodes.size, n_nodes), dtype=bool)
-    for i, t in enumerate(nodes.tolist()):
-        while True:
-            ancestors[i, t] = True
-            if t == 0:
-                break
-            t = (t - 1) // 2
-    return (lambda t: ancestors[inverse, t]), ancestors.any(axis=0)
+def _sse(W, S, Q):
+    """Weighted within-group sum of squares from the group's statistics."""
+    return max(0.0, float(Q - S @ S / W)) if W > 0 else 0.0
 
 
 def cut_tree(ends, Y, w, n_clusters, n_nodes):
@@ -56,28 +57,42 @@ def cut_tree(ends, Y, w, n_clusters, n_nodes):
     leaves = np.unique(ends)
     if n_clusters is None or n_clusters >= leaves.size:
         return leaves
-    through, reached = _through(ends, n_nodes)
+    reached = np.zeros(n_nodes, dtype=bool)
+    for t in leaves.tolist():  # every node on some row's path
+        while not reached[t]:
+            reached[t] = True
+            if t == 0:
+                break
+            t = (t - 1) // 2
+    (W, S, Q), (E, S_end, Q_end) = _node_statistics(ends, Y, w, n_nodes)
+    ending = np.zeros(n_nodes, dtype=bool)
+    ending[leaves] = True
 
     def parts(t):
-        out = [c for c in (2 * t + 1, 2 * t + 2) if c < n_nodes and reached[c]]
-        stays = ends == t
-        return out, stays
+        return [c for c in (2 * t + 1, 2 * t + 2) if c < n_nodes and reached[c]]
 
     def settle(t):
         # A node whose rows all go on to one child is that child's cluster.
-        while True:
-            kids, stays = parts(t)
-            if len(kids) != 1 or stays.any():
+        while not ending[t]:
+            kids = parts(t)
+            if len(kids) != 1:
                 return t
             t = kids[0]
+        return t
 
-    def gain(t):
-        kids, stays = parts(t)
-        n_parts = len(kids) + int(stays.any())
-        if not kids or n_parts < 2:
-            return None, 0
-        after = sum(_sse(Y, w, through(c)) for c in kids) + _sse(Y, w, stays)
-        return _sse(Y, w, through(t)) - after, n_parts
+    gains = {}
+
+    def gain(t):  # (drop of the sum of squares, number of parts) of splitting t
+        if t not in gains:
+            kids = parts(t)
+            n_parts = len(kids) + int(ending[t])
+            if not kids or n_parts < 2:
+                gains[t] = (None, 0)
+            else:
+                after = sum(_sse(W[c], S[c], Q[c]) for c in kids)
+                after += _sse(E[t], S_end[t], Q_end[t])
+                gains[t] = (_sse(W[t], S[t], Q[t]) - after, n_parts)
+        return gains[t]
 
     cut, final = [settle(0)], set()
     while len(cut) < n_clusters:
@@ -92,10 +107,9 @@ def cut_tree(ends, Y, w, n_clusters, n_nodes):
         if best is None:
             break
         t = best[1]
-        kids, stays = parts(t)
         cut.remove(t)
-        cut.extend(settle(c) for c in kids)
-        if stays.any():  # rows ending at t keep t as their cluster
+        cut.extend(settle(c) for c in parts(t))
+        if ending[t]:  # rows ending at t keep t as their cluster
             cut.append(t)
             final.add(t)
     return np.array(sorted(cut), dtype=np.int64)
@@ -104,17 +118,24 @@ def cut_tree(ends, Y, w, n_clusters, n_nodes):
 def node_to_cluster(cluster_nodes, active, n_nodes):
     """Cluster index (into ``cluster_nodes``) of a row ending at each node.
 
-    A node at or below a cluster node belongs to its nearest cluster node
-    (itself or an ancestor); a node above the cut (a new row whose next node
-    no training row reached) continues into its active child (the left one
-    where both are) until it meets the cut.
+    A node at or below a cluster node, with no cluster node below it, belongs
+    to its nearest cluster node (itself or an ancestor); a node above the cut
+    (a new row whose next node no training row reached, or a node whose
+    training rows all went on towards a deeper cluster node) continues into
+    its active child (the left one where both are) until it meets the cut.
     """
+    is_cut = np.zeros(n_nodes, dtype=bool)
+    is_cut[cluster_nodes] = True
+    below = np.zeros(n_nodes, dtype=bool)  # a cluster node strictly below
+    for t in range(n_nodes - 1, 0, -1):
+        parent = (t - 1) // 2
+        below[parent] |= is_cut[t] or below[t]
     table = np.full(n_nodes, -1, dtype=np.int64)
     index = {int(t): i for i, t in enumerate(cluster_nodes)}
     for t in range(n_nodes):
         if t in index:
             table[t] = index[t]
-        elif t > 0 and table[(t - 1) // 2] >= 0:
+        elif t > 0 and table[(t - 1) // 2] >= 0 and not below[t]:
             table[t] = table[(t - 1) // 2]
     for t in range(n_nodes - 1, -1, -1):
         if table[t] < 0 and 2 * t + 2 < n_nodes:

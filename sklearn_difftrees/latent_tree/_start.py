@@ -19,6 +19,7 @@ on that tree's ``[x, z]``; it is a model already, and the candidate of epoch
 import numpy as np
 
 from .._core._warn import ignore_sklearn
+from .._core.greedy import quiet_internal_fit
 from .._core.greedy import row_subsample
 
 __all__ = ["CART_SCALE", "START_C", "START_MAX_ROWS", "cart_start", "fit_linear_head",
@@ -52,7 +53,10 @@ def fit_linear_head(H, Y, w, n_outputs, classification):
         present = np.unique(Y)
         if present.shape[0] != n_outputs or n_outputs < 2:
             return None
-        with ignore_sklearn(category=ConvergenceWarning):  # one call, under a lock
+        # One call, under a lock: lbfgs stopping at max_iter, and the >50%-classes
+        # warning of rows of many small classes (the user's y has had its own).
+        with quiet_internal_fit(Y), ignore_sklearn(message="lbfgs failed",
+                                                   category=ConvergenceWarning):
             lr = LogisticRegression(C=START_C, max_iter=200).fit(H, Y, sample_weight=w)
         W, b = lr.coef_, lr.intercept_
         if n_outputs == 2:  # one logit: p(1) = sigmoid(coef . h + b)
