@@ -5,7 +5,7 @@ and restores it on exit (and ``record=True`` swaps the function that shows
 warnings). Two threads whose blocks overlap (two fits under joblib's
 threading backend, a web server fitting per request) restore each other's
 lists out of order: one thread's ``"ignore"`` stays in the process for good.
-Measured on Python 3.11 (2026-11-28): two threads each fitting a
+Measured on Python 3.11 (2026-11-27): two threads each fitting a
 ``DGTRegressor`` left a filter behind in 9 of 10 tries, and the user's own
 ``warnings.warn`` afterwards was silenced in 9 of 10; scikit-learn's
 ``DecisionTreeRegressor`` in 0 of 10.
