@@ -191,14 +191,19 @@ def test_default_fit_on_pima_emits_no_convergence_warning(bundled):
     ecoli's, and a default fit at 100,000 rows), the leaf parameters
     converging slowly (with ``refit_leaves=True`` no run on ecoli passed 49
     epochs). The default budget is now 200 epochs, as DGT's and
-    LatentTree's; these splits stop early at 79 to 98 epochs."""
+    LatentTree's; these splits stop early at 79 to 98 epochs from the
+    axis-aligned start of the time (``co2_discriminant=False``), and before
+    ``max_iter`` from the default start."""
     X, y = bundled("pima")
     for seed in (27, 51, 97):  # splits on which max_iter=50 ran out
         Xtr, _, ytr, _ = train_test_split(X, y, test_size=0.3, random_state=seed, stratify=y)
         with warnings.catch_warnings():
             warnings.simplefilter("error", ConvergenceWarning)
+            axis = NonGreedyObliqueTreeClassifier(random_state=seed, co2_discriminant=False)
             est = NonGreedyObliqueTreeClassifier(random_state=seed).fit(Xtr, ytr)
-        assert 50 < est.n_iter_ < est.max_iter == 200
+            axis.fit(Xtr, ytr)
+        assert 50 < axis.n_iter_ < axis.max_iter == 200
+        assert est.n_iter_ < est.max_iter
 
 
 @pytest.mark.parametrize("params", [dict(stable=True), dict(inference="exact"),
@@ -548,7 +553,10 @@ def test_auto_depth_keeps_a_clearly_better_shallow_tree(monkeypatch):
             X, y = _twonorm(8000, seed)
             X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.3, random_state=seed,
                                                       stratify=y)
-            est = NonGreedyObliqueTreeClassifier(random_state=seed).fit(X_tr, y_tr)
+            # Axis-aligned starts: from the discriminant start the depth-12
+            # tree's root already holds the separating hyperplane.
+            est = NonGreedyObliqueTreeClassifier(random_state=seed, co2_discriminant=False)
+            est.fit(X_tr, y_tr)
             out.append((est.max_depth_, est.score(X_te, y_te)))
         return np.array(out)
 
@@ -579,3 +587,27 @@ def test_auto_depth_shallow_candidates_on_a_subsample_are_retrained(monkeypatch)
     assert n_train > 1000
     assert [n for d, n in rows[1:-1]] == [1000] * (len(rows) - 2)  # the candidates
     assert rows[-1] == (est.max_depth_, n_train) and est.max_depth_ <= 4  # the winner again
+
+
+def test_discriminant_start_finds_a_linear_boundary():
+    """Classes from a noisy linear score over 13 features (the shape of a
+    heart-disease table, benchmarks/extra_sets.py's heartlike): SGD from the
+    axis-aligned CO2 stumps did not find the direction (test accuracy 66.3%
+    over the three protocol splits, one BAD against tuned CART's 67.4%);
+    a discriminant direction at the root does (80.95%). Here: a generated
+    table of the same kind, three seeds; measured 0.689 / 0.689 / 0.600
+    axis-aligned against 0.800 / 0.700 / 0.856 with the discriminant start."""
+    from sklearn.model_selection import train_test_split
+
+    scores = {True: [], False: []}
+    for seed in range(3):
+        rng = np.random.RandomState(seed)
+        X = rng.normal(size=(300, 13)) * rng.uniform(0.5, 20, size=13)
+        score = (X / X.std(axis=0)) @ rng.normal(size=13) + rng.normal(scale=1.5, size=300)
+        y = (score > 0).astype(int)
+        X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.3, random_state=seed,
+                                                  stratify=y)
+        for flag in scores:
+            est = NonGreedyObliqueTreeClassifier(random_state=seed, co2_discriminant=flag)
+            scores[flag].append(est.fit(X_tr, y_tr).score(X_te, y_te))
+    assert np.mean(scores[True]) > np.mean(scores[False]) + 0.05, scores

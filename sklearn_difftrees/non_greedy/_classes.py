@@ -316,6 +316,7 @@ class _BaseNonGreedy(BaseObliqueTree):
                 n_outputs=n_out, nu=self.nu, learning_rate=self.learning_rate,
                 momentum=self.momentum, n_epochs=self.co2_iter,
                 batch_size=batch, rng=train_rng, bins=bins,
+                discriminant=getattr(self, "co2_discriminant", False),
             )
         else:
             W, b, theta = self._init_cart(Z_fit[sub], Y_fit[sub], w_fit[sub], seed, depth, bins)
@@ -426,6 +427,13 @@ class NonGreedyObliqueTreeClassifier(TreeClassifierMixin, _BaseNonGreedy):
         + _DOC_PARAMS
         + """    class_weight : dict, "balanced" or None, default=None
         Weights associated with classes, multiplied into ``sample_weight``.
+    co2_discriminant : bool, default=True
+        With ``co2_iter > 0``, every CO2 node of at least ``max(20, 3 p)``
+        rows also tries the split along the top discriminant direction of
+        its rows (shrunk LDA, threshold of best information gain) and starts
+        from it instead of its axis-aligned split where it lowers the node's
+        training log loss by more than one nat per extra weight (Akaike's
+        criterion). ``False``: axis-aligned starts only, as in the paper.
 
     Attributes
     ----------
@@ -461,6 +469,7 @@ class NonGreedyObliqueTreeClassifier(TreeClassifierMixin, _BaseNonGreedy):
     _parameter_constraints = {
         **_BaseNonGreedy._parameter_constraints,
         "class_weight": [dict, StrOptions({"balanced"}), None],
+        "co2_discriminant": ["boolean"],
     }
 
     def __init__(
@@ -485,6 +494,7 @@ class NonGreedyObliqueTreeClassifier(TreeClassifierMixin, _BaseNonGreedy):
         random_state=None,
         verbose=0,
         class_weight=None,
+        co2_discriminant=True,
     ):
         super().__init__(
             max_depth=max_depth,
@@ -507,6 +517,7 @@ class NonGreedyObliqueTreeClassifier(TreeClassifierMixin, _BaseNonGreedy):
             verbose=verbose,
         )
         self.class_weight = class_weight
+        self.co2_discriminant = co2_discriminant
 
     @staticmethod
     def _leaf_score(leaves, theta, y, w):

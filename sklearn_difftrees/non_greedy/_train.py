@@ -30,6 +30,16 @@ from .._core.embedding import set_axis_rows
 from .._kernels._routing import _apply_oblique
 from ._lai import CO2LevelEpochs, SGDEpochs, leaf_losses
 
+#: A CO2 node's discriminant split replaces its axis-aligned one when it
+#: lowers the node's training log loss (stump leaves at their closed form) by
+#: more than this many nats per extra parameter of its direction (``p - 1``):
+#: Akaike's criterion, so that on few rows a direction fitted to noise does
+#: not win.
+DISCRIMINANT_NATS = 1.0
+#: Rows a node needs, per feature, for a discriminant direction (and at
+#: least 20): the shrunk within-class scatter of fewer is mostly noise.
+DISCRIMINANT_MIN_ROWS_PER_FEATURE = 3
+
 __all__ = [
     "apply_leaves",
     "co2_tree",
@@ -106,8 +116,83 @@ def _stump_losses(Z, Y, w, local, rows, Wl, bl, n_lvl, loss, K):
     return np.bincount(local[rows], weights=per, minlength=n_lvl)
 
 
+def _best_projection_split(t, y, w, K):
+    """Threshold of the best information-gain split of the projected values
+    ``t`` (classes ``y`` of ``K``, weights ``w``), or None."""
+    order = np.argsort(t, kind="stable")
+    t, y, w = t[order], y[order], w[order]
+    counts = np.zeros((t.size, K))
+    counts[np.arange(t.size), y] = w
+    left = np.cumsum(counts, axis=0)[:-1]
+    total = left[-1] + counts[-1]
+    right = total - left
+    nl, nr = left.sum(axis=1), right.sum(axis=1)
+    valid = (t[1:] > t[:-1]) & (nl > 0) & (nr > 0)
+    if not valid.any():
+        return None
+
+    def ent(c, n):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            q = c / n[:, None]
+            return -(np.where(q > 0, q * np.log(q), 0.0)).sum(axis=1) * n
+
+    cost = np.where(valid, ent(left, nl) + ent(right, nr), np.inf)
+    i = int(np.argmin(cost))
+    return 0.5 * (t[i] + t[i + 1])
+
+
+def discriminant_level_splits(Z, Y, w, local, n_lvl, live, nu, K):
+    """The split of every live node of a level along the top discriminant
+    direction of its rows (shrunk LDA), at the best information-gain
+    threshold: rows ``(W, b, ok)`` as :func:`level_stumps`'s."""
+    from scipy.linalg import eigh
+
+    n, p = Z.shape
+    W = np.zeros((n_lvl, p))
+    b = np.zeros(n_lvl)
+    ok = np.zeros(n_lvl, dtype=bool)
+    order = np.argsort(local, kind="stable")
+    bounds = np.searchsorted(local[order], np.arange(n_lvl + 1))
+    for j in np.flatnonzero(live):
+        rows = order[bounds[j]:bounds[j + 1]]
+        rows = rows[w[rows] > 0]
+        if rows.size < max(20, DISCRIMINANT_MIN_ROWS_PER_FEATURE * p):
+            continue
+        Zr, yr, wr = Z[rows], Y[rows], w[rows]
+        present = np.unique(yr)
+        if present.size < 2:
+            continue
+        total = wr.sum()
+        mean = wr @ Zr / total
+        Sw = np.zeros((p, p))
+        Sb = np.zeros((p, p))
+        for k in present:
+            m = yr == k
+            wk = wr[m]
+            mk = wk @ Zr[m] / wk.sum()
+            D = Zr[m] - mk
+            Sw += (D * wk[:, None]).T @ D
+            d = mk - mean
+            Sb += wk.sum() * np.outer(d, d)
+        Sw /= total
+        Sb /= total
+        Sw += (0.1 * np.trace(Sw) / p + 1e-9) * np.eye(p)
+        try:
+            _, vecs = eigh(Sb, Sw)
+        except np.linalg.LinAlgError:
+            continue
+        v = vecs[:, -1]
+        v = v / np.linalg.norm(v)
+        tau = _best_projection_split(Zr @ v, yr, wr, K)
+        if tau is None:
+            continue
+        c = nu / np.sqrt(1.0 + tau**2)
+        W[j], b[j], ok[j] = c * v, -c * tau, True
+    return W, b, ok
+
+
 def co2_tree(Z, Y, w, *, depth, loss, n_outputs, nu, learning_rate, momentum, n_epochs,
-             batch_size, rng, bins):
+             batch_size, rng, bins, discriminant=False):
     """Greedy CO2 tree (Norouzi et al., 2015b), grown top-down: ``(W, b, theta)``.
 
     Level by level, every node receives the samples routed to it by the
@@ -127,6 +212,12 @@ def co2_tree(Z, Y, w, *, depth, loss, n_outputs, nu, learning_rate, momentum, n_
     leaves) below that of the axis-aligned start. The axis-aligned splits are
     searched on the rows' codes of ``bins`` (a
     :class:`~sklearn_difftrees._core.greedy.FeatureBins`).
+
+    With ``discriminant`` (classification), a node of enough rows also tries
+    the split along the top discriminant direction of its rows
+    (:func:`discriminant_level_splits`); it starts the node instead of the
+    axis-aligned split where it lowers the node's loss by more than
+    :data:`DISCRIMINANT_NATS` per extra parameter.
     """
     n, p = Z.shape
     codes = bins.transform(Z)
@@ -148,6 +239,15 @@ def co2_tree(Z, Y, w, *, depth, loss, n_outputs, nu, learning_rate, momentum, n_
         dead[off : off + n_lvl] = ~found
         live_nodes = ~dead[off : off + n_lvl]
         idx_live = np.flatnonzero(live_nodes[local])
+        if discriminant and loss == "log" and idx_live.size:
+            Wo, bo, ok = discriminant_level_splits(Z, Y, w, local, n_lvl, live_nodes, nu, K)
+            if ok.any():
+                axis_loss = _stump_losses(Z, Y, w, local, idx_live, W[off : off + n_lvl],
+                                          b[off : off + n_lvl], n_lvl, loss, K)
+                obl_loss = _stump_losses(Z, Y, w, local, idx_live, Wo, bo, n_lvl, loss, K)
+                take = ok & (axis_loss - obl_loss > DISCRIMINANT_NATS * (p - 1))
+                W[off : off + n_lvl][take] = Wo[take]
+                b[off : off + n_lvl][take] = bo[take]
         if idx_live.size and n_epochs > 0:
             Wl = W[off : off + n_lvl].copy()
             bl = b[off : off + n_lvl].copy()
