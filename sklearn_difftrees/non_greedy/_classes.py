@@ -80,6 +80,7 @@ class _BaseNonGreedy(BaseObliqueTree):
         "inference": [StrOptions({"fast", "exact"})],
         "stable": ["boolean"],
         "co2_iter": [Interval(Integral, 0, None, closed="left")],
+        "co2_oblique": ["boolean"],
         "refit_leaves": ["boolean"],
         "max_iter": [Interval(Integral, 0, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
@@ -102,6 +103,7 @@ class _BaseNonGreedy(BaseObliqueTree):
         inference="fast",
         stable=False,
         co2_iter=5,
+        co2_oblique=True,
         refit_leaves=False,
         max_iter=200,
         batch_size="auto",
@@ -121,6 +123,7 @@ class _BaseNonGreedy(BaseObliqueTree):
         self.inference = inference
         self.stable = stable
         self.co2_iter = co2_iter
+        self.co2_oblique = co2_oblique
         self.refit_leaves = refit_leaves
         self.max_iter = max_iter
         self.batch_size = batch_size
@@ -316,7 +319,7 @@ class _BaseNonGreedy(BaseObliqueTree):
                 n_outputs=n_out, nu=self.nu, learning_rate=self.learning_rate,
                 momentum=self.momentum, n_epochs=self.co2_iter,
                 batch_size=batch, rng=train_rng, bins=bins,
-                discriminant=getattr(self, "co2_discriminant", False),
+                oblique=self.co2_oblique,
             )
         else:
             W, b, theta = self._init_cart(Z_fit[sub], Y_fit[sub], w_fit[sub], seed, depth, bins)
@@ -427,13 +430,6 @@ class NonGreedyObliqueTreeClassifier(TreeClassifierMixin, _BaseNonGreedy):
         + _DOC_PARAMS
         + """    class_weight : dict, "balanced" or None, default=None
         Weights associated with classes, multiplied into ``sample_weight``.
-    co2_discriminant : bool, default=True
-        With ``co2_iter > 0``, every CO2 node of at least ``max(20, 3 p)``
-        rows also tries the split along the top discriminant direction of
-        its rows (shrunk LDA, threshold of best information gain) and starts
-        from it instead of its axis-aligned split where it lowers the node's
-        training log loss by more than one nat per extra weight (Akaike's
-        criterion). ``False``: axis-aligned starts only, as in the paper.
 
     Attributes
     ----------
@@ -469,7 +465,6 @@ class NonGreedyObliqueTreeClassifier(TreeClassifierMixin, _BaseNonGreedy):
     _parameter_constraints = {
         **_BaseNonGreedy._parameter_constraints,
         "class_weight": [dict, StrOptions({"balanced"}), None],
-        "co2_discriminant": ["boolean"],
     }
 
     def __init__(
@@ -480,6 +475,7 @@ class NonGreedyObliqueTreeClassifier(TreeClassifierMixin, _BaseNonGreedy):
         inference="fast",
         stable=False,
         co2_iter=5,
+        co2_oblique=True,
         refit_leaves=False,
         max_iter=200,
         batch_size="auto",
@@ -494,7 +490,6 @@ class NonGreedyObliqueTreeClassifier(TreeClassifierMixin, _BaseNonGreedy):
         random_state=None,
         verbose=0,
         class_weight=None,
-        co2_discriminant=True,
     ):
         super().__init__(
             max_depth=max_depth,
@@ -502,6 +497,7 @@ class NonGreedyObliqueTreeClassifier(TreeClassifierMixin, _BaseNonGreedy):
             inference=inference,
             stable=stable,
             co2_iter=co2_iter,
+            co2_oblique=co2_oblique,
             refit_leaves=refit_leaves,
             max_iter=max_iter,
             batch_size=batch_size,
@@ -517,7 +513,6 @@ class NonGreedyObliqueTreeClassifier(TreeClassifierMixin, _BaseNonGreedy):
             verbose=verbose,
         )
         self.class_weight = class_weight
-        self.co2_discriminant = co2_discriminant
 
     @staticmethod
     def _leaf_score(leaves, theta, y, w):

@@ -55,6 +55,17 @@ _DOC_PARAMS = """
         axis-aligned splits of a level are found together on binned
         features (see ``max_depth``; ties between equally good splits keep
         the first feature).
+    co2_oblique : bool, default=True
+        With ``co2_iter > 0``, every CO2 node of at least ``max(20, 3 p)``
+        rows of positive weight also tries an oblique split: along the top
+        discriminant direction of its rows (classifier: shrunk LDA, the
+        threshold of best information gain) or the direction of the shrunk
+        least-squares fit of its targets (regressor: the threshold of least
+        squared error). It starts the node instead of the axis-aligned split
+        where it raises the node's training log-likelihood (log loss, or
+        Gaussian on the squared error) by more than one nat per extra weight
+        (Akaike's criterion). ``False``: axis-aligned starts only, as in the
+        paper.
     refit_leaves : bool, default=False
         Evaluate (for early stopping) and return the tree with closed-form
         leaves for its splits: smoothed class proportions (classifier) or

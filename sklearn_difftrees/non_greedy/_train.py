@@ -30,14 +30,15 @@ from .._core.embedding import set_axis_rows
 from .._kernels._routing import _apply_oblique
 from ._lai import CO2LevelEpochs, SGDEpochs, leaf_losses
 
-#: A CO2 node's discriminant split replaces its axis-aligned one when it
-#: lowers the node's training log loss (stump leaves at their closed form) by
-#: more than this many nats per extra parameter of its direction (``p - 1``):
-#: Akaike's criterion, so that on few rows a direction fitted to noise does
-#: not win.
+#: A CO2 node's oblique split (discriminant or least-squares direction)
+#: replaces its axis-aligned one when it raises the node's training
+#: log-likelihood (stump leaves at their closed form: the log loss, or a
+#: Gaussian of the squared error) by more than this many nats per extra
+#: parameter of its direction (``p - 1``): Akaike's criterion, so that on few
+#: rows a direction fitted to noise does not win.
 DISCRIMINANT_NATS = 1.0
-#: Rows a node needs, per feature, for a discriminant direction (and at
-#: least 20): the shrunk within-class scatter of fewer is mostly noise.
+#: Rows a node needs, per feature, for an oblique direction (and at least
+#: 20): the shrunk scatter of fewer is mostly noise.
 DISCRIMINANT_MIN_ROWS_PER_FEATURE = 3
 
 __all__ = [
@@ -141,6 +142,65 @@ def _best_projection_split(t, y, w, K):
     return 0.5 * (t[i] + t[i + 1])
 
 
+def _best_projection_sse_split(t, Y, w):
+    """Threshold of the least-squared-error split of the projected values
+    ``t`` (targets ``Y`` of shape (n, k), weights ``w``), or None."""
+    order = np.argsort(t, kind="stable")
+    t, Y, w = t[order], Y[order], w[order]
+    Wc = np.cumsum(w)[:-1]
+    Sc = np.cumsum(w[:, None] * Y, axis=0)[:-1]
+    Qc = np.cumsum(w * (Y**2).sum(axis=1))[:-1]
+    Wt, St, Qt = w.sum(), (w[:, None] * Y).sum(axis=0), (w * (Y**2).sum(axis=1)).sum()
+    Wr, Sr, Qr = Wt - Wc, St - Sc, Qt - Qc
+    valid = (t[1:] > t[:-1]) & (Wc > 0) & (Wr > 0)
+    if not valid.any():
+        return None
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cost = (Qc - (Sc**2).sum(axis=1) / Wc) + (Qr - (Sr**2).sum(axis=1) / Wr)
+    cost = np.where(valid, cost, np.inf)
+    i = int(np.argmin(cost))
+    return 0.5 * (t[i] + t[i + 1])
+
+
+def ridge_level_splits(Z, Y, w, local, n_lvl, live, nu):
+    """The split of every live node of a level along the direction of the
+    (shrunk) least-squares fit of its targets, at the least-squared-error
+    threshold: rows ``(W, b, ok)`` as :func:`level_stumps`'s."""
+    n, p = Z.shape
+    Y = Y.reshape(n, -1)
+    W = np.zeros((n_lvl, p))
+    b = np.zeros(n_lvl)
+    ok = np.zeros(n_lvl, dtype=bool)
+    order = np.argsort(local, kind="stable")
+    bounds = np.searchsorted(local[order], np.arange(n_lvl + 1))
+    for j in np.flatnonzero(live):
+        rows = order[bounds[j]:bounds[j + 1]]
+        rows = rows[w[rows] > 0]
+        if rows.size < max(20, DISCRIMINANT_MIN_ROWS_PER_FEATURE * p):
+            continue
+        Zr, Yr, wr = Z[rows], Y[rows], w[rows]
+        total = wr.sum()
+        Zc = Zr - wr @ Zr / total
+        Yc = Yr - wr @ Yr / total
+        G = (Zc * wr[:, None]).T @ Zc / total
+        G += (0.1 * np.trace(G) / p + 1e-9) * np.eye(p)
+        try:
+            B = np.linalg.solve(G, (Zc * wr[:, None]).T @ Yc / total)
+        except np.linalg.LinAlgError:
+            continue
+        v = np.linalg.svd(B, full_matrices=False)[0][:, 0] if B.shape[1] > 1 else B[:, 0]
+        norm = np.linalg.norm(v)
+        if not norm > 0:
+            continue
+        v = v / norm
+        tau = _best_projection_sse_split(Zr @ v, Yr, wr)
+        if tau is None:
+            continue
+        c = nu / np.sqrt(1.0 + tau**2)
+        W[j], b[j], ok[j] = c * v, -c * tau, True
+    return W, b, ok
+
+
 def discriminant_level_splits(Z, Y, w, local, n_lvl, live, nu, K):
     """The split of every live node of a level along the top discriminant
     direction of its rows (shrunk LDA), at the best information-gain
@@ -192,7 +252,7 @@ def discriminant_level_splits(Z, Y, w, local, n_lvl, live, nu, K):
 
 
 def co2_tree(Z, Y, w, *, depth, loss, n_outputs, nu, learning_rate, momentum, n_epochs,
-             batch_size, rng, bins, discriminant=False):
+             batch_size, rng, bins, oblique=False):
     """Greedy CO2 tree (Norouzi et al., 2015b), grown top-down: ``(W, b, theta)``.
 
     Level by level, every node receives the samples routed to it by the
@@ -213,11 +273,12 @@ def co2_tree(Z, Y, w, *, depth, loss, n_outputs, nu, learning_rate, momentum, n_
     searched on the rows' codes of ``bins`` (a
     :class:`~sklearn_difftrees._core.greedy.FeatureBins`).
 
-    With ``discriminant`` (classification), a node of enough rows also tries
-    the split along the top discriminant direction of its rows
-    (:func:`discriminant_level_splits`); it starts the node instead of the
-    axis-aligned split where it lowers the node's loss by more than
-    :data:`DISCRIMINANT_NATS` per extra parameter.
+    With ``oblique``, a node of enough rows also tries the split along the
+    top discriminant direction of its rows (:func:`discriminant_level_splits`,
+    classification) or the direction of the least-squares fit of its targets
+    (:func:`ridge_level_splits`, regression); it starts the node instead of
+    the axis-aligned split where it raises the node's log-likelihood by more
+    than :data:`DISCRIMINANT_NATS` per extra parameter.
     """
     n, p = Z.shape
     codes = bins.transform(Z)
@@ -239,13 +300,23 @@ def co2_tree(Z, Y, w, *, depth, loss, n_outputs, nu, learning_rate, momentum, n_
         dead[off : off + n_lvl] = ~found
         live_nodes = ~dead[off : off + n_lvl]
         idx_live = np.flatnonzero(live_nodes[local])
-        if discriminant and loss == "log" and idx_live.size:
-            Wo, bo, ok = discriminant_level_splits(Z, Y, w, local, n_lvl, live_nodes, nu, K)
+        if oblique and idx_live.size:
+            if loss == "log":
+                Wo, bo, ok = discriminant_level_splits(Z, Y, w, local, n_lvl, live_nodes, nu, K)
+            else:
+                Wo, bo, ok = ridge_level_splits(Z, Y, w, local, n_lvl, live_nodes, nu)
             if ok.any():
                 axis_loss = _stump_losses(Z, Y, w, local, idx_live, W[off : off + n_lvl],
                                           b[off : off + n_lvl], n_lvl, loss, K)
                 obl_loss = _stump_losses(Z, Y, w, local, idx_live, Wo, bo, n_lvl, loss, K)
-                take = ok & (axis_loss - obl_loss > DISCRIMINANT_NATS * (p - 1))
+                if loss == "log":
+                    gain = axis_loss - obl_loss
+                else:  # Gaussian log-likelihood: (weight / 2) ln(SSE ratio)
+                    node_w = np.bincount(local[idx_live], weights=w[idx_live], minlength=n_lvl)
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        gain = np.where(obl_loss > 0, 0.5 * node_w * np.log(axis_loss / obl_loss),
+                                        np.inf)
+                take = ok & (gain > DISCRIMINANT_NATS * (p - 1))
                 W[off : off + n_lvl][take] = Wo[take]
                 b[off : off + n_lvl][take] = bo[take]
         if idx_live.size and n_epochs > 0:
