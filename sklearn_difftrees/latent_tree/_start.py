@@ -137,12 +137,20 @@ def cart_start(est, module, Z, Y, w, seed):
                     classification=classification, seed=seed)
     W, b, _ = cart_to_complete(cart, est.max_depth_, Z.shape[1], 1.0)
     scale_axis_rows(W, b, CART_SCALE * (robust_sharpness(Zr, w[rows]) if classification else 1.0))
+    _set_splits(module, W, b)
+    _start_head(module, torch.as_tensor(Z[rows]), Y[rows], w[rows], classification)
+
+
+def _set_splits(module, W, b):
+    """The split layer of ``module``'s tree set to ``(W, b)`` (in place), its
+    biases no longer waiting for their data-dependent start."""
+    import torch
+
     tree = module.tree
     with torch.no_grad():
         tree.split.weight.copy_(torch.as_tensor(W))
         tree.split.bias.copy_(torch.as_tensor(b))
         tree.bias_pending.fill_(False)
-    _start_head(module, torch.as_tensor(Z[rows]), Y[rows], w[rows], classification)
 
 
 def bisect_splits(Z, w, depth, seed, scale=CART_SCALE):
@@ -189,9 +197,5 @@ def bisect_start(est, module, Z, Y, w, seed):
     rows = row_subsample(Z.shape[0], START_MAX_ROWS, seed)
     W, b = bisect_splits(np.asarray(Z[rows], dtype=np.float64), np.asarray(w[rows], dtype=np.float64),
                          est.max_depth_, seed)
-    tree = module.tree
-    with torch.no_grad():
-        tree.split.weight.copy_(torch.as_tensor(W))
-        tree.split.bias.copy_(torch.as_tensor(b))
-        tree.bias_pending.fill_(False)
+    _set_splits(module, W, b)
     _start_head(module, torch.as_tensor(Z[rows]), Y[rows], w[rows], False)

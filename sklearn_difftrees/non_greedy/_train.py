@@ -162,93 +162,106 @@ def _best_projection_sse_split(t, Y, w):
     return 0.5 * (t[i] + t[i + 1])
 
 
-def ridge_level_splits(Z, Y, w, local, n_lvl, live, nu):
-    """The split of every live node of a level along the direction of the
-    (shrunk) least-squares fit of its targets, at the least-squared-error
-    threshold: rows ``(W, b, ok)`` as :func:`level_stumps`'s."""
-    n, p = Z.shape
-    Y = Y.reshape(n, -1)
-    W = np.zeros((n_lvl, p))
-    b = np.zeros(n_lvl)
-    ok = np.zeros(n_lvl, dtype=bool)
+def _node_rows(local, n_lvl, live, w, min_rows):
+    """``(j, rows)`` of every live node of a level with at least ``min_rows``
+    rows of positive weight."""
     order = np.argsort(local, kind="stable")
     bounds = np.searchsorted(local[order], np.arange(n_lvl + 1))
     for j in np.flatnonzero(live):
         rows = order[bounds[j]:bounds[j + 1]]
         rows = rows[w[rows] > 0]
-        if rows.size < max(20, DISCRIMINANT_MIN_ROWS_PER_FEATURE * p):
-            continue
-        Zr, Yr, wr = Z[rows], Y[rows], w[rows]
-        total = wr.sum()
-        Zc = Zr - wr @ Zr / total
-        Yc = Yr - wr @ Yr / total
-        G = (Zc * wr[:, None]).T @ Zc / total
-        G += (0.1 * np.trace(G) / p + 1e-9) * np.eye(p)
-        try:
-            B = np.linalg.solve(G, (Zc * wr[:, None]).T @ Yc / total)
-        except np.linalg.LinAlgError:
-            continue
-        v = np.linalg.svd(B, full_matrices=False)[0][:, 0] if B.shape[1] > 1 else B[:, 0]
-        norm = np.linalg.norm(v)
-        if not norm > 0:
-            continue
-        v = v / norm
-        tau = _best_projection_sse_split(Zr @ v, Yr, wr)
-        if tau is None:
-            continue
-        c = nu / np.sqrt(1.0 + tau**2)
-        W[j], b[j], ok[j] = c * v, -c * tau, True
+        if rows.size >= min_rows:
+            yield j, rows
+
+
+def _oblique_level_splits(Z, Y, w, local, n_lvl, live, nu, direction):
+    """Rows ``(W, b, ok)`` as :func:`level_stumps`'s: at every live node of
+    at least ``max(20, DISCRIMINANT_MIN_ROWS_PER_FEATURE * p)`` rows, the
+    split ``v z > tau`` of ``direction(Z_rows, Y_rows, w_rows) -> (v, tau)``
+    (``v`` of norm 1; None: no split), scaled to norm ``nu``."""
+    n, p = Z.shape
+    W = np.zeros((n_lvl, p))
+    b = np.zeros(n_lvl)
+    ok = np.zeros(n_lvl, dtype=bool)
+    for j, rows in _node_rows(local, n_lvl, live, w,
+                              max(20, DISCRIMINANT_MIN_ROWS_PER_FEATURE * p)):
+        found = direction(Z[rows], Y[rows], w[rows])
+        if found is not None:
+            v, tau = found
+            c = nu / np.sqrt(1.0 + tau**2)
+            W[j], b[j], ok[j] = c * v, -c * tau, True
     return W, b, ok
+
+
+def _shrunk(S, p):
+    """``S`` shrunk towards ``0.1 trace(S) / p`` times the identity."""
+    return S + (0.1 * np.trace(S) / p + 1e-9) * np.eye(p)
+
+
+def _least_squares_direction(Zr, Yr, wr):
+    p = Zr.shape[1]
+    Yr = Yr.reshape(Zr.shape[0], -1)
+    total = wr.sum()
+    Zc = Zr - wr @ Zr / total
+    Yc = Yr - wr @ Yr / total
+    try:
+        B = np.linalg.solve(_shrunk((Zc * wr[:, None]).T @ Zc / total, p),
+                            (Zc * wr[:, None]).T @ Yc / total)
+    except np.linalg.LinAlgError:
+        return None
+    v = np.linalg.svd(B, full_matrices=False)[0][:, 0] if B.shape[1] > 1 else B[:, 0]
+    norm = np.linalg.norm(v)
+    if not norm > 0:
+        return None
+    v = v / norm
+    tau = _best_projection_sse_split(Zr @ v, Yr, wr)
+    return None if tau is None else (v, tau)
+
+
+def ridge_level_splits(Z, Y, w, local, n_lvl, live, nu):
+    """The split of every live node of a level along the direction of the
+    (shrunk) least-squares fit of its targets (several targets: the leading
+    left singular vector of the coefficients), at the least-squared-error
+    threshold: rows ``(W, b, ok)`` as :func:`level_stumps`'s."""
+    return _oblique_level_splits(Z, Y, w, local, n_lvl, live, nu, _least_squares_direction)
+
+
+def _discriminant_direction(Zr, yr, wr, K):
+    from scipy.linalg import eigh
+
+    p = Zr.shape[1]
+    present = np.unique(yr)
+    if present.size < 2:
+        return None
+    total = wr.sum()
+    mean = wr @ Zr / total
+    Sw = np.zeros((p, p))
+    Sb = np.zeros((p, p))
+    for k in present:
+        m = yr == k
+        wk = wr[m]
+        mk = wk @ Zr[m] / wk.sum()
+        D = Zr[m] - mk
+        Sw += (D * wk[:, None]).T @ D
+        d = mk - mean
+        Sb += wk.sum() * np.outer(d, d)
+    try:
+        _, vecs = eigh(Sb / total, _shrunk(Sw / total, p))
+    except np.linalg.LinAlgError:
+        return None
+    v = vecs[:, -1]
+    v = v / np.linalg.norm(v)
+    tau = _best_projection_split(Zr @ v, yr, wr, K)
+    return None if tau is None else (v, tau)
 
 
 def discriminant_level_splits(Z, Y, w, local, n_lvl, live, nu, K):
     """The split of every live node of a level along the top discriminant
-    direction of its rows (shrunk LDA), at the best information-gain
-    threshold: rows ``(W, b, ok)`` as :func:`level_stumps`'s."""
-    from scipy.linalg import eigh
-
-    n, p = Z.shape
-    W = np.zeros((n_lvl, p))
-    b = np.zeros(n_lvl)
-    ok = np.zeros(n_lvl, dtype=bool)
-    order = np.argsort(local, kind="stable")
-    bounds = np.searchsorted(local[order], np.arange(n_lvl + 1))
-    for j in np.flatnonzero(live):
-        rows = order[bounds[j]:bounds[j + 1]]
-        rows = rows[w[rows] > 0]
-        if rows.size < max(20, DISCRIMINANT_MIN_ROWS_PER_FEATURE * p):
-            continue
-        Zr, yr, wr = Z[rows], Y[rows], w[rows]
-        present = np.unique(yr)
-        if present.size < 2:
-            continue
-        total = wr.sum()
-        mean = wr @ Zr / total
-        Sw = np.zeros((p, p))
-        Sb = np.zeros((p, p))
-        for k in present:
-            m = yr == k
-            wk = wr[m]
-            mk = wk @ Zr[m] / wk.sum()
-            D = Zr[m] - mk
-            Sw += (D * wk[:, None]).T @ D
-            d = mk - mean
-            Sb += wk.sum() * np.outer(d, d)
-        Sw /= total
-        Sb /= total
-        Sw += (0.1 * np.trace(Sw) / p + 1e-9) * np.eye(p)
-        try:
-            _, vecs = eigh(Sb, Sw)
-        except np.linalg.LinAlgError:
-            continue
-        v = vecs[:, -1]
-        v = v / np.linalg.norm(v)
-        tau = _best_projection_split(Zr @ v, yr, wr, K)
-        if tau is None:
-            continue
-        c = nu / np.sqrt(1.0 + tau**2)
-        W[j], b[j], ok[j] = c * v, -c * tau, True
-    return W, b, ok
+    direction of its rows (shrunk LDA: the leading generalized eigenvector
+    of the between- and the shrunk within-class scatter), at the best
+    information-gain threshold: rows ``(W, b, ok)`` as :func:`level_stumps`'s."""
+    return _oblique_level_splits(Z, Y, w, local, n_lvl, live, nu,
+                                 lambda Zr, yr, wr: _discriminant_direction(Zr, yr, wr, K))
 
 
 def co2_tree(Z, Y, w, *, depth, loss, n_outputs, nu, learning_rate, momentum, n_epochs,
