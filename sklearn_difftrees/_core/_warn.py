@@ -25,10 +25,14 @@ import contextvars
 import threading
 import warnings
 
-__all__ = ["held", "ignore_sklearn", "quiet", "reissue", "warn", "without_feature_names"]
+__all__ = ["held", "ignore_sklearn", "in_internal_fit", "internal_fit", "quiet", "reissue",
+           "warn", "without_feature_names"]
 
 #: The list that collects the package's warnings in this context, or None (shown).
 _SINK = contextvars.ContextVar("sklearn_difftrees_warning_sink", default=None)
+#: True inside a fit on part of the user's rows (the cross-check's clones):
+#: scikit-learn's warnings about those rows are not the user's.
+_INTERNAL = contextvars.ContextVar("sklearn_difftrees_internal_fit", default=False)
 #: Serializes the package's ``catch_warnings`` blocks across threads.
 _FILTER_LOCK = threading.RLock()
 
@@ -109,3 +113,20 @@ def without_feature_names(estimator):
     finally:
         if names is not None:
             estimator.feature_names_in_ = names
+
+
+@contextlib.contextmanager
+def internal_fit():
+    """Mark the fits inside (this thread or context only) as fits on part of
+    the user's rows (:func:`in_internal_fit`)."""
+    token = _INTERNAL.set(True)
+    try:
+        yield
+    finally:
+        _INTERNAL.reset(token)
+
+
+def in_internal_fit():
+    """Whether this is a fit on part of the user's rows (a cross-check's
+    clone), whose warnings about those rows the user has already had."""
+    return _INTERNAL.get()

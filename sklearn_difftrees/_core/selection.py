@@ -28,17 +28,16 @@ Nothing here imports torch or knows a method.
 """
 
 import contextlib
-import contextvars
 import math
 from collections import namedtuple
 
 import numpy as np
 
-from ._warn import ignore_sklearn, quiet
+from ._warn import ignore_sklearn, in_internal_fit, internal_fit, quiet
 
 __all__ = ["CROSS_CHECK_FOLDS", "CROSS_CHECK_MAX_ROWS", "CROSS_CHECK_Z", "CrossCheck",
            "cross_check", "cross_check_applies", "cross_check_depth", "cross_checked_cart",
-           "cross_checked_plan", "inside_cross_check", "paired_advantage"]
+           "cross_checked_plan", "paired_advantage"]
 
 #: Folds of :func:`cross_check`: its fits see two thirds of the rows, as the
 #: depth's cross-validation (:func:`~.greedy.cv_depth`).
@@ -65,16 +64,6 @@ CrossCheck = namedtuple("CrossCheck", ["gain", "z", "criterion"])
 # trains on them, and the clones are silent.
 _CLONE_PARAMS = {"categorical_features": None, "class_weight": None, "verbose": 0}
 
-# True inside cross_check's fits, so that they do not cross-check themselves.
-_NESTED = contextvars.ContextVar("sklearn_difftrees_cross_check", default=False)
-
-
-def inside_cross_check():
-    """Whether this is one of :func:`cross_check`'s clone fits (on two thirds
-    of the user's rows, whose warnings about them the user has already had)."""
-    return _NESTED.get()
-
-
 def paired_advantage(loss_default, loss_alternative, w=None):
     """``(gain, z)`` of the alternative over the default (see the module).
 
@@ -95,7 +84,7 @@ def paired_advantage(loss_default, loss_alternative, w=None):
 def cross_check_applies(n_rows):
     """Whether a fit on ``n_rows`` rows runs :func:`cross_check` (not one of
     its own fits, and at most :data:`CROSS_CHECK_MAX_ROWS` rows)."""
-    return not _NESTED.get() and n_rows <= CROSS_CHECK_MAX_ROWS
+    return not in_internal_fit() and n_rows <= CROSS_CHECK_MAX_ROWS
 
 
 def _row_losses(pred, Y, classification):
@@ -159,45 +148,43 @@ def cross_check(est, X, Y, w, *, classification, max_depth, seed, clone_params=N
         CROSS_CHECK_FOLDS, shuffle=True, random_state=seed)
     mine = np.empty(X.shape[0])
     cart = {criterion: np.empty(X.shape[0]) for criterion in criteria}
-    token = _NESTED.set(True)
-    try:
-        with quiet():  # the clones' warnings (this thread's only: no process-wide filter)
-            # The CARTs' rows: scikit-learn's trees cast X to float32, whose range
-            # and resolution raw features may exceed (X * 1e200, X + 1e9).
-            mean, scale = fit_standardizer(X, w)
-            Z = (X - mean) / scale
-            # A class of fewer rows than folds: scikit-learn's "least populated
-            # class" warning is filtered (then only), under ignore_sklearn's lock.
-            rare = (classification
-                    and np.unique(Y, return_counts=True)[1].min() < CROSS_CHECK_FOLDS)
-            try:  # ValueError: fewer rows, or members of every class, than folds
-                with (ignore_sklearn(message="The least populated class", category=UserWarning)
-                      if rare else contextlib.nullcontext()):
-                    folds = list(splitter.split(X, Y if classification else None))
-            except ValueError:
+    # internal_fit: the clones do not cross-check themselves, nor warn about
+    # their part of the rows; quiet: their warnings (this thread's only).
+    with internal_fit(), quiet():
+        # The CARTs' rows: scikit-learn's trees cast X to float32, whose range
+        # and resolution raw features may exceed (X * 1e200, X + 1e9).
+        mean, scale = fit_standardizer(X, w)
+        Z = (X - mean) / scale
+        # A class of fewer rows than folds: scikit-learn's "least populated
+        # class" warning is filtered (then only), under ignore_sklearn's lock.
+        rare = (classification
+                and np.unique(Y, return_counts=True)[1].min() < CROSS_CHECK_FOLDS)
+        try:  # ValueError: fewer rows, or members of every class, than folds
+            with (ignore_sklearn(message="The least populated class", category=UserWarning)
+                  if rare else contextlib.nullcontext()):
+                folds = list(splitter.split(X, Y if classification else None))
+        except ValueError:
+            return None
+        for a, b in folds:
+            model = clone(est)
+            # The rows as the method trains on them: category columns
+            # already encoded and expanded, class weights already in w.
+            model.set_params(**{k: v for k, v in _CLONE_PARAMS.items()
+                                if k in model.get_params()}, **(clone_params or {}))
+            try:  # what the method refuses on a fold (one class left, divergence,
+                # its memory limit) skips the check; the CARTs' errors are bugs
+                model.fit(X[a], Y[a], sample_weight=w[a])
+                pred = model.predict(X[b])
+            except (ValueError, FloatingPointError, MemoryError):
                 return None
-            for a, b in folds:
-                model = clone(est)
-                # The rows as the method trains on them: category columns
-                # already encoded and expanded, class weights already in w.
-                model.set_params(**{k: v for k, v in _CLONE_PARAMS.items()
-                                    if k in model.get_params()}, **(clone_params or {}))
-                try:  # what the method refuses on a fold (one class left, divergence,
-                    # its memory limit) skips the check; the CARTs' errors are bugs
-                    model.fit(X[a], Y[a], sample_weight=w[a])
-                    pred = model.predict(X[b])
-                except (ValueError, FloatingPointError, MemoryError):
-                    return None
-                mine[b] = _row_losses(pred, Y[b], classification)
-                depth = cross_check_depth(Z[a], Y[a], w[a], classification=classification,
-                                          max_depth=max_depth, seed=seed)
-                for criterion, losses in cart.items():
-                    tree = fit_cart(Z[a], Y[a], w[a], depth=depth, criterion=criterion,
-                                    classification=classification, seed=seed,
-                                    **(cart_params or {}))
-                    losses[b] = _row_losses(tree.predict(Z[b]), Y[b], classification)
-    finally:
-        _NESTED.reset(token)
+            mine[b] = _row_losses(pred, Y[b], classification)
+            depth = cross_check_depth(Z[a], Y[a], w[a], classification=classification,
+                                      max_depth=max_depth, seed=seed)
+            for criterion, losses in cart.items():
+                tree = fit_cart(Z[a], Y[a], w[a], depth=depth, criterion=criterion,
+                                classification=classification, seed=seed,
+                                **(cart_params or {}))
+                losses[b] = _row_losses(tree.predict(Z[b]), Y[b], classification)
     criterion = min(criteria, key=lambda c: float(np.average(cart[c], weights=w)))
     return CrossCheck(*paired_advantage(mine, cart[criterion], w), criterion)
 

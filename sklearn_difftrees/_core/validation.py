@@ -27,9 +27,8 @@ from .._compat import _check_sample_weight, validate_data
 from .categorical import (categorical_dtypes, check_indicator_memory,
                           encode_category_columns, expand_indicators, fit_indicators,
                           indicator_spec)
-from ._warn import warn
+from ._warn import in_internal_fit, warn
 from .greedy import quiet_internal_fit
-from .selection import inside_cross_check
 
 __all__ = [
     "check_fit_data",
@@ -171,7 +170,7 @@ def encode_classification_target(estimator, y, sample_weight):
     """
     # A cross-check's clone fits a part of the user's rows: scikit-learn's
     # ">50% of the samples are unique classes" there was not the user's.
-    with (quiet_internal_fit(y) if inside_cross_check() else contextlib.nullcontext()):
+    with (quiet_internal_fit(y) if in_internal_fit() else contextlib.nullcontext()):
         check_classification_targets(y)
     if y.ndim == 2 and y.shape[1] == 1:
         y = y.ravel()
