@@ -40,6 +40,13 @@ DISCRIMINANT_NATS = 1.0
 #: Rows a node needs, per feature, for an oblique direction (and at least
 #: 20): the shrunk scatter of fewer is mostly noise.
 DISCRIMINANT_MIN_ROWS_PER_FEATURE = 3
+#: Most features for which CO2 tries oblique starts: a direction costs
+#: ``O(p**3)`` per node (2.6 s at 2,000 features), and one fitted over that
+#: many features is mostly noise on the rows of a node.
+DISCRIMINANT_MAX_FEATURES = 256
+#: Most rows of a node its direction is estimated on (every k-th row of the
+#: node, in their order; the threshold is then chosen on all of them).
+DISCRIMINANT_MAX_ROWS = 20_000
 
 __all__ = [
     "apply_leaves",
@@ -117,34 +124,63 @@ def _stump_losses(Z, Y, w, local, rows, Wl, bl, n_lvl, loss, K):
     return np.bincount(local[rows], weights=per, minlength=n_lvl)
 
 
+def _xlogx(c):
+    return c * np.log(np.where(c > 0, c, 1.0))
+
+
+def _prefix_class_entropy_sums(y, w):
+    """``sum_k c_k log c_k`` of the class weights ``c_k`` of every prefix
+    ``y[:i + 1]`` (rows in their order), in O(n) memory: each row changes
+    only its own class's term."""
+    by = np.argsort(y, kind="stable")
+    ys, ws = y[by], w[by]
+    cw = np.cumsum(ws)
+    starts = np.flatnonzero(np.r_[True, ys[1:] != ys[:-1]])
+    offset = np.repeat(cw[starts] - ws[starts], np.diff(np.r_[starts, ys.size]))
+    after = np.empty_like(cw)
+    after[by] = cw - offset  # the row's class weight up to and including it
+    return np.cumsum(_xlogx(after) - _xlogx(after - w))
+
+
+def _split_threshold(t, i):
+    """The threshold between the sorted values ``t[i] < t[i + 1]``: their
+    midpoint, or ``t[i]`` where the midpoint rounds to ``t[i + 1]``."""
+    tau = 0.5 * (t[i] + t[i + 1])
+    return t[i] if tau >= t[i + 1] else tau
+
+
+def _distinct(t):
+    """Where a threshold may fall between the sorted ``t``: between values
+    apart by more than rounding (a projection's identical rows may differ by
+    an ulp)."""
+    return t[1:] - t[:-1] > 1e-12 * (1.0 + np.abs(t[1:]))
+
+
 def _best_projection_split(t, y, w, K):
     """Threshold of the best information-gain split of the projected values
-    ``t`` (classes ``y`` of ``K``, weights ``w``), or None."""
+    ``t`` (classes ``y`` of ``K``, weights ``w``), or None. Each side's
+    weighted entropy is ``n log n - sum_k c_k log c_k``, swept in O(n)
+    memory whatever ``K``."""
+    if t.size < 2:
+        return None
     order = np.argsort(t, kind="stable")
     t, y, w = t[order], y[order], w[order]
-    counts = np.zeros((t.size, K))
-    counts[np.arange(t.size), y] = w
-    left = np.cumsum(counts, axis=0)[:-1]
-    total = left[-1] + counts[-1]
-    right = total - left
-    nl, nr = left.sum(axis=1), right.sum(axis=1)
-    valid = (t[1:] > t[:-1]) & (nl > 0) & (nr > 0)
+    nl = np.cumsum(w)[:-1]
+    nr = w.sum() - nl
+    left = _prefix_class_entropy_sums(y, w)[:-1]
+    right = _prefix_class_entropy_sums(y[::-1], w[::-1])[::-1][1:]
+    valid = _distinct(t) & (nl > 0) & (nr > 0)
     if not valid.any():
         return None
-
-    def ent(c, n):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            q = c / n[:, None]
-            return -(np.where(q > 0, q * np.log(q), 0.0)).sum(axis=1) * n
-
-    cost = np.where(valid, ent(left, nl) + ent(right, nr), np.inf)
-    i = int(np.argmin(cost))
-    return 0.5 * (t[i] + t[i + 1])
+    cost = np.where(valid, _xlogx(nl) - left + _xlogx(nr) - right, np.inf)
+    return _split_threshold(t, int(np.argmin(cost)))
 
 
 def _best_projection_sse_split(t, Y, w):
     """Threshold of the least-squared-error split of the projected values
     ``t`` (targets ``Y`` of shape (n, k), weights ``w``), or None."""
+    if t.size < 2:
+        return None
     order = np.argsort(t, kind="stable")
     t, Y, w = t[order], Y[order], w[order]
     Wc = np.cumsum(w)[:-1]
@@ -152,14 +188,13 @@ def _best_projection_sse_split(t, Y, w):
     Qc = np.cumsum(w * (Y**2).sum(axis=1))[:-1]
     Wt, St, Qt = w.sum(), (w[:, None] * Y).sum(axis=0), (w * (Y**2).sum(axis=1)).sum()
     Wr, Sr, Qr = Wt - Wc, St - Sc, Qt - Qc
-    valid = (t[1:] > t[:-1]) & (Wc > 0) & (Wr > 0)
+    valid = _distinct(t) & (Wc > 0) & (Wr > 0)
     if not valid.any():
         return None
     with np.errstate(divide="ignore", invalid="ignore"):
         cost = (Qc - (Sc**2).sum(axis=1) / Wc) + (Qr - (Sr**2).sum(axis=1) / Wr)
     cost = np.where(valid, cost, np.inf)
-    i = int(np.argmin(cost))
-    return 0.5 * (t[i] + t[i + 1])
+    return _split_threshold(t, int(np.argmin(cost)))
 
 
 def _node_rows(local, n_lvl, live, w, min_rows):
@@ -174,27 +209,35 @@ def _node_rows(local, n_lvl, live, w, min_rows):
             yield j, rows
 
 
-def _oblique_level_splits(Z, Y, w, local, n_lvl, live, nu, direction):
+def _oblique_level_splits(Z, Y, w, local, n_lvl, live, nu, direction, threshold):
     """Rows ``(W, b, ok)`` as :func:`level_stumps`'s: at every live node of
-    at least ``max(20, DISCRIMINANT_MIN_ROWS_PER_FEATURE * p)`` rows, the
-    split ``v z > tau`` of ``direction(Z_rows, Y_rows, w_rows) -> (v, tau)``
-    (``v`` of norm 1; None: no split), scaled to norm ``nu``."""
+    at least ``max(20, DISCRIMINANT_MIN_ROWS_PER_FEATURE * p)`` rows (none
+    beyond :data:`DISCRIMINANT_MAX_FEATURES` features), the split ``v z >
+    tau`` of ``direction(Z_rows, Y_rows, w_rows) -> v`` (norm 1, on at most
+    :data:`DISCRIMINANT_MAX_ROWS` of them; None: no split) and
+    ``threshold(z v, Y_rows, w_rows) -> tau`` (on all of them; None: no
+    split), scaled to norm ``nu``."""
     n, p = Z.shape
     W = np.zeros((n_lvl, p))
     b = np.zeros(n_lvl)
     ok = np.zeros(n_lvl, dtype=bool)
+    if p > DISCRIMINANT_MAX_FEATURES:
+        return W, b, ok
     for j, rows in _node_rows(local, n_lvl, live, w,
                               max(20, DISCRIMINANT_MIN_ROWS_PER_FEATURE * p)):
-        found = direction(Z[rows], Y[rows], w[rows])
-        if found is not None:
-            v, tau = found
+        some = rows[::-(-rows.size // DISCRIMINANT_MAX_ROWS)]
+        v = direction(Z[some], Y[some], w[some])
+        tau = None if v is None else threshold(Z[rows] @ v, Y[rows], w[rows])
+        if tau is not None:
             c = nu / np.sqrt(1.0 + tau**2)
             W[j], b[j], ok[j] = c * v, -c * tau, True
     return W, b, ok
 
 
 def _shrunk(S, p):
-    """``S`` shrunk towards ``0.1 trace(S) / p`` times the identity."""
+    """``S + lambda I`` with ``lambda = 0.1 trace(S) / p``: a ridge that shrinks
+    the scatter towards the identity at its mean variance (shrinkage of
+    weight 1/11; the directions do not depend on the overall scale)."""
     return S + (0.1 * np.trace(S) / p + 1e-9) * np.eye(p)
 
 
@@ -213,9 +256,7 @@ def _least_squares_direction(Zr, Yr, wr):
     norm = np.linalg.norm(v)
     if not norm > 0:
         return None
-    v = v / norm
-    tau = _best_projection_sse_split(Zr @ v, Yr, wr)
-    return None if tau is None else (v, tau)
+    return v / norm
 
 
 def ridge_level_splits(Z, Y, w, local, n_lvl, live, nu):
@@ -223,10 +264,12 @@ def ridge_level_splits(Z, Y, w, local, n_lvl, live, nu):
     (shrunk) least-squares fit of its targets (several targets: the leading
     left singular vector of the coefficients), at the least-squared-error
     threshold: rows ``(W, b, ok)`` as :func:`level_stumps`'s."""
-    return _oblique_level_splits(Z, Y, w, local, n_lvl, live, nu, _least_squares_direction)
+    return _oblique_level_splits(
+        Z, Y, w, local, n_lvl, live, nu, _least_squares_direction,
+        lambda t, Yr, wr: _best_projection_sse_split(t, Yr.reshape(t.size, -1), wr))
 
 
-def _discriminant_direction(Zr, yr, wr, K):
+def _discriminant_direction(Zr, yr, wr):
     from scipy.linalg import eigh
 
     p = Zr.shape[1]
@@ -250,9 +293,7 @@ def _discriminant_direction(Zr, yr, wr, K):
     except np.linalg.LinAlgError:
         return None
     v = vecs[:, -1]
-    v = v / np.linalg.norm(v)
-    tau = _best_projection_split(Zr @ v, yr, wr, K)
-    return None if tau is None else (v, tau)
+    return v / np.linalg.norm(v)
 
 
 def discriminant_level_splits(Z, Y, w, local, n_lvl, live, nu, K):
@@ -260,8 +301,8 @@ def discriminant_level_splits(Z, Y, w, local, n_lvl, live, nu, K):
     direction of its rows (shrunk LDA: the leading generalized eigenvector
     of the between- and the shrunk within-class scatter), at the best
     information-gain threshold: rows ``(W, b, ok)`` as :func:`level_stumps`'s."""
-    return _oblique_level_splits(Z, Y, w, local, n_lvl, live, nu,
-                                 lambda Zr, yr, wr: _discriminant_direction(Zr, yr, wr, K))
+    return _oblique_level_splits(Z, Y, w, local, n_lvl, live, nu, _discriminant_direction,
+                                 lambda t, yr, wr: _best_projection_split(t, yr, wr, K))
 
 
 def co2_tree(Z, Y, w, *, depth, loss, n_outputs, nu, learning_rate, momentum, n_epochs,
@@ -324,11 +365,13 @@ def co2_tree(Z, Y, w, *, depth, loss, n_outputs, nu, learning_rate, momentum, n_
                 obl_loss = _stump_losses(Z, Y, w, local, idx_live, Wo, bo, n_lvl, loss, K)
                 if loss == "log":
                     gain = axis_loss - obl_loss
-                else:  # Gaussian log-likelihood: (weight / 2) ln(SSE ratio)
+                else:  # Gaussian log-likelihood of the K standardized outputs:
+                    # (weight K / 2) ln(SSE ratio); both perfect: the axis split
                     node_w = np.bincount(local[idx_live], weights=w[idx_live], minlength=n_lvl)
                     with np.errstate(divide="ignore", invalid="ignore"):
-                        gain = np.where(obl_loss > 0, 0.5 * node_w * np.log(axis_loss / obl_loss),
-                                        np.inf)
+                        gain = np.where(obl_loss > 0,
+                                        0.5 * node_w * K * np.log(axis_loss / obl_loss),
+                                        np.where(axis_loss > 0, np.inf, -np.inf))
                 take = ok & (gain > DISCRIMINANT_NATS * (p - 1))
                 W[off : off + n_lvl][take] = Wo[take]
                 b[off : off + n_lvl][take] = bo[take]
