@@ -209,4 +209,3 @@ def test_forest_max_samples_of_one_row_is_refused():
     X, _, y = _data()
     with pytest.raises(ValueError, match="max_samples=1 draws 1 row"):
         sd.DGTForestClassifier(max_samples=1, n_estimators=2, **FAST).fit(X, y)
-
