@@ -187,6 +187,9 @@ class LatentTreeClusterer(ClusterMixin, _PrunedTreeMixin, BaseObliqueTree):
     (200,)
     >>> int(km.n_clusters_) <= 4
     True
+    >>> flat = LatentTreeClusterer(n_clusters=3, max_iter=20, random_state=0).fit(X)
+    >>> flat.n_clusters_, sorted(set(flat.labels_.tolist()))
+    (3, [0, 1, 2])
     """
 
     _parameter_constraints = {
