@@ -2,6 +2,8 @@
 # One-stop set-up and entry points (see README.md).
 #   bash dev.sh demo    # set up, then train on bundled real data and print a table
 #   bash dev.sh test    # set up, then check the import layering and run the test suite
+#   bash dev.sh test-other-fp [PYTEST ARGS]  # the suite (or the tests named) on
+#                       # another CPU's floating point: see docs/reliability.md
 #   bash dev.sh bench-smoke   # set up, then a tiny run of every benchmark script
 #   bash dev.sh docs    # set up with the docs extra, then build the site (warnings are errors)
 #   bash dev.sh notebooks     # set up with the notebooks extra, then execute notebooks/*.ipynb
@@ -73,6 +75,17 @@ case "$cmd" in
         "$VENV/bin/lint-imports"    # the layering contracts of pyproject.toml
         "$VENV/bin/python" -m pytest -q
         ;;
+    test-other-fp)
+        # Stand-ins for another processor's rounding (docs/reliability.md,
+        # "Another CPU's floating point"): torch's kernels without AVX2 /
+        # AVX-512 code, MKL's GEMM on its compatible code path, numpy's
+        # OpenBLAS on its Haswell kernels and the compiled training kernels
+        # on their baseline (no FMA) variant (tests/conftest.py).
+        setup
+        shift
+        ATEN_CPU_CAPABILITY=default MKL_CBWR=COMPATIBLE OPENBLAS_CORETYPE=Haswell \
+            SKLEARN_DIFFTREES_TEST_FMA=0 "$VENV/bin/python" -m pytest -q "$@"
+        ;;
     bench-smoke)
         setup
         for script in benchmarks/bench_*.py; do
@@ -127,7 +140,7 @@ case "$cmd" in
         echo "dist-check: passed in $((SECONDS - start)) s"
         ;;
     *)
-        echo "usage: bash dev.sh {demo|test|bench-smoke|docs|notebooks|dist-check}" >&2
+        echo "usage: bash dev.sh {demo|test|test-other-fp|bench-smoke|docs|notebooks|dist-check}" >&2
         exit 2
         ;;
 esac

@@ -24,6 +24,19 @@ except ImportError:  # pragma: no cover - torch is a hard dependency of fit
 
 from sklearn_difftrees.datasets import load_dataset
 
+# SKLEARN_DIFFTREES_TEST_FMA=0 runs the whole suite on the compiled training
+# kernels' baseline x86-64 variants instead of their FMA ones, which round
+# differently: with ATEN_CPU_CAPABILITY=default, MKL_CBWR=COMPATIBLE and
+# OPENBLAS_CORETYPE=Haswell (torch's, MKL's and numpy's BLAS on other code
+# paths) it stands in for another CPU's floating point (`bash dev.sh
+# test-other-fp`, docs/reliability.md).
+KERNEL_FMA = os.environ.get("SKLEARN_DIFFTREES_TEST_FMA", "1") != "0"
+if not KERNEL_FMA:
+    from sklearn_difftrees._kernels import _dgt, _polytope
+
+    for _module in (_dgt, _polytope):
+        _module._use_fma(False)
+
 try:  # hypothesis profiles of tests/test_fuzz.py (see docs/reliability.md)
     from hypothesis import settings
 
@@ -44,6 +57,14 @@ def load_bundled(name, n_max=None, random_state=0):
         idx = np.random.RandomState(random_state).choice(X.shape[0], n_max, replace=False)
         X, y = X[np.sort(idx)], y[np.sort(idx)]
     return X, y
+
+
+@pytest.fixture(scope="session")
+def kernel_fma():
+    """Whether the suite runs the kernels' FMA variants where the processor has
+    FMA (the import's choice; ``SKLEARN_DIFFTREES_TEST_FMA=0``: never): what a
+    test that switches variants restores."""
+    return KERNEL_FMA
 
 
 @pytest.fixture(scope="session")

@@ -209,13 +209,13 @@ def test_fused_route_equals_dense_formula(depth, row_scale, dtype):
 
 
 @pytest.fixture(params=[True, False], ids=["fma", "baseline"])
-def route_fma(request):
+def route_fma(request, kernel_fma):
     """The float32 backward kernel's FMA variant (the default where the
     processor has FMA) and its baseline x86-64 one; restored after."""
     from sklearn_difftrees._kernels import _dgt
 
     yield _dgt._use_fma(request.param)
-    _dgt._use_fma(True)
+    _dgt._use_fma(kernel_fma)
 
 
 @pytest.mark.parametrize("k", [1, 2, 7])

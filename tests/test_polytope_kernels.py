@@ -27,13 +27,13 @@ TREES = [[0], [0, 2], [0, 1, 2, 5], list(range(15)), NODES]
 
 
 @pytest.fixture(params=[True, False], ids=["fma", "baseline"])
-def fma(request):
+def fma(request, kernel_fma):
     """The float32 passes on their FMA variant (where the processor has FMA:
     the default) and on the baseline x86-64 one, which processors without
     FMA run; restored after."""
     used = _kernel._use_fma(request.param)
     yield used
-    _kernel._use_fma(True)
+    _kernel._use_fma(kernel_fma)
 
 
 def _random_tree(nodes, p, K, dtype, rng, spread=3.0):
@@ -381,7 +381,7 @@ def test_module_falls_back_to_dense_where_the_kernels_do_not_apply():
         module(X.double())
 
 
-def test_fma_variant_is_used_where_the_processor_has_fma():
+def test_fma_variant_is_used_where_the_processor_has_fma(kernel_fma):
     """On x86-64 Linux the import of the polytope and DGT kernels picks their
     FMA variant when /proc/cpuinfo lists fma (as on CI): the passes the
     estimators run are the ones tested there (both variants are tested
@@ -399,3 +399,4 @@ def test_fma_variant_is_used_where_the_processor_has_fma():
         assert module.FMA == ("fma" in flags)
         assert module._use_fma(False) is False
         assert module._use_fma(True) == module.FMA
+        module._use_fma(kernel_fma)
