@@ -65,9 +65,10 @@ CATEGORICAL_PARAM_DOC = f"""    categorical_features : "auto", array-like or Non
         the feature itself: an oblique split orders a feature's values and
         cannot separate a category code from codes on both sides of it.
         ``"auto"``: every feature whose training values are all integers and
-        take 3 to {AUTO_MAX_CATEGORIES} distinct values, and every pandas ``category``
-        column (of strings or other non-numeric categories: coded as their
-        position among the training categories, a value outside them as -1).
+        take 3 to {AUTO_MAX_CATEGORIES} distinct values, and every category column
+        (pandas ``category``, polars ``Categorical`` or ``Enum``; of strings or
+        other non-numeric categories: coded as their position among the
+        training categories, a value outside them as -1).
         An array of int indices, a boolean
         mask or feature names (with ``feature_names_in_``) picks them (at most
         {MAX_CATEGORIES} values each; one of two values is its own indicator and gets
