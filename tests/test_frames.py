@@ -213,6 +213,19 @@ def test_numeric_category_columns_take_their_values():
                                   _fit(_make(sd.DGTClassifier), values, y).predict_proba(values))
 
 
+def test_the_clusterer_names_a_column_it_cannot_read():
+    # It codes no column: text and dates raised numpy's "could not convert
+    # string to float" or DType promotion error (as KMeans does).
+    frame, _ = _colours(40)
+    with pytest.raises(ValueError, match="'colour' has non-numeric categories"):
+        _quiet(_make(sd.LatentTreeClusterer).fit, frame)
+    with pytest.raises(ValueError, match="'colour' of X holds strings .*: encode it first"):
+        _quiet(_make(sd.LatentTreeClusterer).fit, frame.assign(colour=frame.colour.astype(str)))
+    with pytest.raises(ValueError, match="'colour' of X holds dates"):
+        _quiet(_make(sd.LatentTreeClusterer).fit, frame.assign(
+            colour=pd.date_range("2020-01-01", periods=40)))
+
+
 # ----------------------------------------------- 4. names, exports, no mutation
 @pytest.mark.parametrize("cls", SUPERVISED)
 def test_the_users_frame_is_not_modified(cls):

@@ -47,9 +47,9 @@ __all__ = [
     "indicator_spec",
     "input_importances",
     "match_dtype",
+    "numeric_frame_check",
     "split_importances",
     "term_spread",
-    "text_category_columns",
 ]
 
 #: Most distinct values of an integer column that ``"auto"`` treats as categorical.
@@ -131,16 +131,6 @@ def categorical_dtypes(X):
     return np.array([kind in (CODED, CATEGORY) for kind in kinds], dtype=bool)
 
 
-def text_category_columns(X):
-    """Names of the columns of the DataFrame ``X`` that
-    :func:`encode_category_columns` codes at fit (category columns of
-    non-numeric categories); empty for anything else."""
-    kinds = column_kinds(X)
-    if kinds is None:
-        return []
-    return [column_name(X, j) for j, kind in enumerate(kinds) if kind == CODED]
-
-
 def encode_category_columns(estimator, X, fit):
     """``X`` with its category columns of non-numeric categories (strings,
     ...: pandas ``category``, polars ``Categorical`` or ``Enum``) replaced
@@ -190,10 +180,11 @@ def _codes(categories, values):
 
 def _encode_array(estimator, X, levels):
     """An object (or string) array at prediction, e.g. ``df.to_numpy()`` of
-    the training frame: its coded columns' strings replaced by their codes
-    (numbers stay: ``validate_data`` takes them, and warns that ``X`` has no
-    feature names). Any other input is returned as it is."""
-    if not isinstance(X, np.ndarray) or X.dtype.kind not in "OUS" or X.ndim != 2:
+    the training frame: a copy with the values of its coded columns replaced
+    by their codes, as a frame's are (the other columns are left to
+    ``validate_data``, which warns that ``X`` has no feature names). Any
+    other input is returned as it is."""
+    if not isinstance(X, np.ndarray) or X.dtype.kind not in "OU" or X.ndim != 2:
         return X
     if X.shape[1] != estimator.n_features_in_:
         return X  # validate_data's count error
@@ -207,21 +198,39 @@ def _encode_array(estimator, X, levels):
     return X
 
 
-def _refuse_unencoded_columns(estimator, X, kinds, coded):
+def numeric_frame_check(X, what):
+    """For an estimator that codes no column (``LatentTreeClusterer``): a
+    ``ValueError`` naming the first column of the DataFrame ``X`` that is not
+    numbers (a category column of text, strings, dates; ``what`` says why
+    the estimator needs numbers), where scikit-learn's validation said
+    "could not convert string to float" or raised numpy's DType promotion
+    error. Anything but a DataFrame passes."""
+    kinds = column_kinds(X)
+    if kinds is not None:
+        _refuse_unencoded_columns(None, X, kinds, {}, what=what)
+
+
+def _refuse_unencoded_columns(estimator, X, kinds, coded, what=None):
     """A clear error for a DataFrame column no estimator can read as numbers:
     dates or durations, strings (or other objects) outside a category column
     or the positions ``coded`` (the fit's category columns), which
     scikit-learn's validation reports as a bare conversion error (``could
     not convert string to float``), and a category column of text where
     the fit had numbers (fitted on an array, or columns of other names in
-    another order)."""
+    another order). ``what`` (:func:`numeric_frame_check`): an estimator
+    that codes no column, whose messages advise encoding only."""
     polars = frame_library(X) == "polars"
     dtypes = list(X.schema.values()) if polars else list(X.dtypes)
+    encode = ("encode it first, e.g. with scikit-learn's OrdinalEncoder or OneHotEncoder "
+              "in a Pipeline.")
     for j, kind in enumerate(kinds):
         if j in coded or kind in (NUMBER, CATEGORY):
             continue
         column, dtype = column_name(X, j), dtypes[j]
         name = getattr(dtype, "name", str(dtype))
+        if kind == CODED and what is not None:
+            raise ValueError(f"{what}, and the category column {column!r} has non-numeric "
+                             f"categories; {encode}")
         if kind == CODED:
             raise ValueError(
                 f"Column {column!r} of X is a category column of non-numeric values "
@@ -237,11 +246,12 @@ def _refuse_unencoded_columns(estimator, X, kinds, coded):
         except (TypeError, ValueError):
             make = ("a polars Categorical or Enum column (pl.col(col).cast(pl.Categorical)"
                     if polars else "a pandas 'category' column (X[col].astype('category')")
+            advice = encode if what is not None else (
+                f"make it {make}: categorical_features='auto' then gives it indicator "
+                f"columns) or {encode}")
             raise ValueError(
                 f"Column {column!r} of X holds strings or other non-numeric values "
-                f"(dtype {name}): make it {make}: categorical_features='auto' then gives "
-                "it indicator columns) or encode it first, e.g. with scikit-learn's "
-                "OrdinalEncoder or OneHotEncoder in a Pipeline.") from None
+                f"(dtype {name}): {advice}") from None
 
 
 def _same_columns(estimator, X):
