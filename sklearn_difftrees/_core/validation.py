@@ -109,6 +109,8 @@ def _refuse_missing_target(y):
     ``None`` among strings (pandas ``string``, ``object``, ``category``,
     polars) raised ``TypeError: boolean value of NA is ambiguous`` or
     ``'<' not supported between 'NoneType' and 'str'`` there."""
+    if y is None:  # validate_data's "requires y to be passed"
+        return
     isna = getattr(y, "isna", None) or getattr(y, "is_null", None)  # pandas / polars Series
     if callable(isna):
         missing = bool(np.asarray(isna()).any())
