@@ -1,7 +1,8 @@
 """Property-based tests (hypothesis) over every public estimator and torch layer.
 
 The property: whatever the input (shape, dtype, layout, NaN / inf, constant
-or duplicated columns, extreme scales, one class, pandas frames, sparse
+or duplicated columns, extreme scales, one class, pandas frames (also of
+nullable ``Float64``), polars frames where polars is installed, sparse
 matrices), ``fit`` either raises a documented exception with a message
 (:class:`ValueError` -- including the package's ``MemoryLimitError`` --,
 :class:`TypeError` for sparse input, :class:`FloatingPointError` for
@@ -26,6 +27,14 @@ from scipy import sparse
 import sklearn_difftrees as sd
 
 pd = pytest.importorskip("pandas")
+try:  # optional: polars frames are generated where it is installed
+    import polars as pl
+except ImportError:  # pragma: no cover - polars is not a test dependency
+    pl = None
+
+#: The layouts of the generated inputs ("nullable": pandas Float64, NaN as pd.NA).
+LAYOUTS = ["c", "readonly", "fortran", "strided", "pandas", "nullable", "sparse"] + (
+    ["polars"] if pl is not None else [])
 
 TINY = dict(random_state=0)
 TRAIN = dict(max_iter=2, **TINY)
@@ -82,7 +91,7 @@ def tables(draw):
     if draw(st.booleans()):
         y_class = np.array(["a", "b", "c"])[y_class]
     y_reg = rng.randn(n) * 10.0 ** draw(st.sampled_from([0, -100, 100]))
-    layout = draw(st.sampled_from(["c", "readonly", "fortran", "strided", "pandas", "sparse"]))
+    layout = draw(st.sampled_from(LAYOUTS))
     return X, y_class, y_reg, layout
 
 
@@ -94,8 +103,12 @@ def _lay_out(X, layout):
         X = np.asfortranarray(X)
     elif layout == "strided":
         X = np.repeat(X, 2, axis=1)[:, ::2]
-    elif layout == "pandas":
+    elif layout in ("pandas", "nullable"):
         X = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])])
+        if layout == "nullable":
+            X = X.astype("Float64")  # NaN becomes pd.NA
+    elif layout == "polars":
+        X = pl.DataFrame(X, schema=[f"f{j}" for j in range(X.shape[1])])
     elif layout == "sparse":
         X = sparse.csr_matrix(X)
     return X
@@ -135,6 +148,7 @@ def test_estimators_fail_clearly_or_predict_finite(name, data):
     is_clf = name.endswith("Classifier")
     y = y_class if is_clf else y_reg
     Xin = _lay_out(X, layout)
+    event(f"layout {layout}")
     Xin_before = Xin.copy() if hasattr(Xin, "copy") else Xin
     try:
         with warnings.catch_warnings():
@@ -148,8 +162,11 @@ def test_estimators_fail_clearly_or_predict_finite(name, data):
         event(f"raised {type(exc).__name__}")
         return
     finally:
-        # The user's array is never modified.
-        if isinstance(X, np.ndarray) and layout not in ("pandas", "sparse"):
+        # The user's array or frame is never modified.
+        if layout in ("pandas", "nullable", "polars"):
+            assert Xin.equals(Xin_before)
+            assert list(Xin.dtypes) == list(Xin_before.dtypes)
+        elif layout != "sparse":
             np.testing.assert_array_equal(Xin, Xin_before)
     assert np.isfinite(np.asarray(X, dtype=float)).all(), "fit accepted NaN / inf"
     event("fitted")

@@ -28,6 +28,9 @@ import numpy as np
 
 from .._compat import StrOptions
 from ._memory import check_memory
+from .frames import (CATEGORY, CODED, NUMBER, TIME, column_categories, column_has_missing,
+                     column_kinds, column_name, column_values, frame_library,
+                     replace_columns)
 
 __all__ = [
     "AUTO_MAX_CATEGORIES",
@@ -44,6 +47,7 @@ __all__ = [
     "indicator_spec",
     "input_importances",
     "match_dtype",
+    "numeric_frame_check",
     "split_importances",
     "term_spread",
 ]
@@ -61,9 +65,10 @@ CATEGORICAL_PARAM_DOC = f"""    categorical_features : "auto", array-like or Non
         the feature itself: an oblique split orders a feature's values and
         cannot separate a category code from codes on both sides of it.
         ``"auto"``: every feature whose training values are all integers and
-        take 3 to {AUTO_MAX_CATEGORIES} distinct values, and every pandas ``category``
-        column (of strings or other non-numeric categories: coded as their
-        position among the training categories, a value outside them as -1).
+        take 3 to {AUTO_MAX_CATEGORIES} distinct values, and every category column
+        (pandas ``category``, polars ``Categorical`` or ``Enum``; of strings or
+        other non-numeric categories: coded as their position among the
+        training categories, a value outside them as -1).
         An array of int indices, a boolean
         mask or feature names (with ``feature_names_in_``) picks them (at most
         {MAX_CATEGORIES} values each; one of two values is its own indicator and gets
@@ -117,84 +122,136 @@ def _chosen_columns(categorical_features, n_features, feature_names):
 
 
 def categorical_dtypes(X):
-    """Boolean mask of the pandas ``category`` columns of the input ``X``
-    (before validation turns it into an array), or None."""
-    dtypes = getattr(X, "dtypes", None)
-    if dtypes is None or not hasattr(dtypes, "__iter__"):
+    """Boolean mask of the category columns of the input ``X`` (pandas
+    ``category``, polars ``Categorical`` / ``Enum``; before validation turns
+    it into an array), or None when ``X`` is not a DataFrame."""
+    kinds = column_kinds(X)
+    if kinds is None:
         return None
-    return np.array([getattr(d, "name", "") == "category" for d in dtypes], dtype=bool)
+    return np.array([kind in (CODED, CATEGORY) for kind in kinds], dtype=bool)
 
 
 def encode_category_columns(estimator, X, fit):
-    """``X`` with its pandas ``category`` columns of non-numeric categories
-    (strings, ...) replaced by their codes, as float64: the position of each
-    value among the categories of the fit (``fit=True`` records them in
-    ``estimator._category_levels``, ``{column: [category, ...]}``, or removes
-    it when there are none). A value outside them (at prediction) gets code
-    -1, which sets none of the column's indicators; a missing value is refused as
-    a NaN is. Anything other than a DataFrame, and a DataFrame without such
-    columns, is returned as it is; the user's frame is never modified.
+    """``X`` with its category columns of non-numeric categories (strings,
+    ...: pandas ``category``, polars ``Categorical`` or ``Enum``) replaced
+    by their codes, as float64: the position of each value among the
+    categories of the fit (``fit=True`` records them in
+    ``estimator._category_levels``, ``{column: [category, ...]}``, or
+    removes it when there are none; :func:`~.frames.column_categories`). A
+    value outside them (at prediction) gets code -1, which sets none of the
+    column's indicators; a missing value is refused as a NaN is. At
+    prediction those columns may also come as plain strings, in a frame or
+    in an object array (e.g. ``df.to_numpy()``). A category column of text
+    where the fit had numbers, and text outside category columns, are
+    refused with a message naming the column. Anything else is returned as
+    it is; the user's frame is never modified.
     """
-    dtypes = getattr(X, "dtypes", None)
-    if dtypes is not None and hasattr(dtypes, "__iter__") and hasattr(X, "iloc"):
-        # At prediction a category column of the fit may come as plain strings.
-        _refuse_unencoded_columns(X, () if fit else getattr(estimator, "_category_levels", ()))
+    kinds = column_kinds(X)
     if fit:
-        levels = {}
-        if dtypes is not None and hasattr(dtypes, "__iter__"):
-            for j, dtype in enumerate(dtypes):
-                if (getattr(dtype, "name", "") == "category"
-                        and np.asarray(dtype.categories).dtype.kind not in "biuf"):
-                    levels[j] = list(dtype.categories)
+        levels = {j: column_categories(X, j) for j, kind in enumerate(kinds or ())
+                  if kind == CODED}
         if levels:
             estimator._category_levels = levels
         elif hasattr(estimator, "_category_levels"):
             del estimator._category_levels
-    levels = getattr(estimator, "_category_levels", None)
-    if not levels or dtypes is None or not hasattr(X, "iloc"):
-        return X
+    levels = getattr(estimator, "_category_levels", None) or {}
+    if kinds is None:
+        return X if fit or not levels else _encode_array(estimator, X, levels)
     if not fit and not _same_columns(estimator, X):
         return X  # validate_data names the mismatched columns
-    import pandas as pd  # X is a DataFrame: pandas is there
-
-    X = X.copy(deep=False)  # columns replaced below, never the user's frame
+    _refuse_unencoded_columns(estimator, X, kinds, levels)
+    if not levels:
+        return X
+    codes = {}
     for j, categories in levels.items():
-        column = X.iloc[:, j]
-        if bool(column.isna().any()):
+        if column_has_missing(X, j):
             raise ValueError(
-                f"Input X contains NaN in the category column {X.columns[j]!r}; "
+                f"Input X contains NaN in the category column {column_name(X, j)!r}; "
                 "missing values are not supported: impute or drop them first.")
-        codes = pd.Index(categories).get_indexer(np.asarray(column, dtype=object))
-        X.isetitem(j, codes.astype(np.float64))
+        codes[j] = _codes(categories, column_values(X, j))
+    return replace_columns(X, codes)
+
+
+def _codes(categories, values):
+    """float64 position of each of ``values`` among ``categories``, -1 outside."""
+    index = {category: code for code, category in enumerate(categories)}
+    return np.fromiter((index.get(v, -1) for v in values), dtype=np.float64, count=len(values))
+
+
+def _encode_array(estimator, X, levels):
+    """An object (or string) array at prediction, e.g. ``df.to_numpy()`` of
+    the training frame: a copy with the values of its coded columns replaced
+    by their codes, as a frame's are (the other columns are left to
+    ``validate_data``, which warns that ``X`` has no feature names). Any
+    other input is returned as it is."""
+    if not isinstance(X, np.ndarray) or X.dtype.kind not in "OU" or X.ndim != 2:
+        return X
+    if X.shape[1] != estimator.n_features_in_:
+        return X  # validate_data's count error
+    X = X.astype(object)  # a copy
+    for j, categories in levels.items():
+        column = X[:, j]
+        if any(v is None or (isinstance(v, float) and v != v) for v in column):
+            raise ValueError(f"Input X contains NaN in the category column {j}; missing "
+                             "values are not supported: impute or drop them first.")
+        X[:, j] = _codes(categories, column)
     return X
 
 
-def _refuse_unencoded_columns(X, coded):
+def numeric_frame_check(X, what):
+    """For an estimator that codes no column (``LatentTreeClusterer``): a
+    ``ValueError`` naming the first column of the DataFrame ``X`` that is not
+    numbers (a category column of text, strings, dates; ``what`` says why
+    the estimator needs numbers), where scikit-learn's validation said
+    "could not convert string to float" or raised numpy's DType promotion
+    error. Anything but a DataFrame passes."""
+    kinds = column_kinds(X)
+    if kinds is not None:
+        _refuse_unencoded_columns(None, X, kinds, {}, what=what)
+
+
+def _refuse_unencoded_columns(estimator, X, kinds, coded, what=None):
     """A clear error for a DataFrame column no estimator can read as numbers:
-    dates or durations, and strings (or other objects) outside a pandas
-    ``category`` column or the positions ``coded`` (the fit's category
-    columns), which scikit-learn's validation reports as a bare conversion
-    error (``could not convert string to float``)."""
-    for j, dtype in enumerate(X.dtypes):
-        kind = getattr(dtype, "kind", "O")
-        name = getattr(dtype, "name", str(dtype))
-        if name == "category" or j in coded:
+    dates or durations, strings (or other objects) outside a category column
+    or the positions ``coded`` (the fit's category columns), which
+    scikit-learn's validation reports as a bare conversion error (``could
+    not convert string to float``), and a category column of text where
+    the fit had numbers (fitted on an array, or columns of other names in
+    another order). ``what`` (:func:`numeric_frame_check`): an estimator
+    that codes no column, whose messages advise encoding only."""
+    polars = frame_library(X) == "polars"
+    dtypes = list(X.schema.values()) if polars else list(X.dtypes)
+    encode = ("encode it first, e.g. with scikit-learn's OrdinalEncoder or OneHotEncoder "
+              "in a Pipeline.")
+    for j, kind in enumerate(kinds):
+        if j in coded or kind in (NUMBER, CATEGORY):
             continue
-        column = X.columns[j]
-        if kind in "mM":
+        column, dtype = column_name(X, j), dtypes[j]
+        name = getattr(dtype, "name", str(dtype))
+        if kind == CODED and what is not None:
+            raise ValueError(f"{what}, and the category column {column!r} has non-numeric "
+                             f"categories; {encode}")
+        if kind == CODED:
+            raise ValueError(
+                f"Column {column!r} of X is a category column of non-numeric values "
+                f"(dtype {name}), but {type(estimator).__name__} was fitted on numbers "
+                f"in this position (column {j}): pass the columns of the fit, in its "
+                "order.")
+        if kind == TIME:
             raise ValueError(
                 f"Column {column!r} of X holds dates or durations (dtype {name}); "
                 "convert it to numbers first (e.g. days since a reference date).")
-        if kind in "OSUT" or name in ("string", "str"):
-            try:
-                np.asarray(X.iloc[:, j], dtype=np.float64)
-            except (TypeError, ValueError):
-                raise ValueError(
-                    f"Column {column!r} of X holds strings or other non-numeric values "
-                    f"(dtype {name}): make it a pandas 'category' column "
-                    "(X[col].astype('category'): categorical_features='auto' then gives "
-                    "it indicator columns) or encode it first, e.g. with scikit-learn's "
-                    "OrdinalEncoder or OneHotEncoder in a Pipeline.") from None
+        try:
+            np.asarray(column_values(X, j), dtype=np.float64)
+        except (TypeError, ValueError):
+            make = ("a polars Categorical or Enum column (pl.col(col).cast(pl.Categorical)"
+                    if polars else "a pandas 'category' column (X[col].astype('category')")
+            advice = encode if what is not None else (
+                f"make it {make}: categorical_features='auto' then gives it indicator "
+                f"columns) or {encode}")
+            raise ValueError(
+                f"Column {column!r} of X holds strings or other non-numeric values "
+                f"(dtype {name}): {advice}") from None
 
 
 def _same_columns(estimator, X):
@@ -203,6 +260,8 @@ def _same_columns(estimator, X):
     are left to ``validate_data``'s error that names them; another number of
     columns (a frame without names) raises scikit-learn's count error here,
     where a missing column had raised pandas' ``IndexError``."""
+    if not hasattr(estimator, "n_features_in_"):
+        return False  # not fitted: validate_data's error
     names = getattr(estimator, "feature_names_in_", None)
     columns = list(X.columns)
     if names is not None and all(isinstance(c, str) for c in columns):

@@ -377,7 +377,7 @@ def _estimator_model(estimator, X_sample, name):
         names = getattr(estimator, "feature_names_in_", None)
         which = ", ".join(repr(names[j]) if names is not None else str(j) for j in coded)
         raise ValueError(
-            f"{type(estimator).__name__} was fitted on pandas category columns of "
+            f"{type(estimator).__name__} was fitted on category columns of "
             f"non-numeric categories ({which}), which the estimator codes itself; an "
             "ONNX graph takes numbers only. Ordinal-encode those columns before fitting "
             "(e.g. OrdinalEncoder in a Pipeline) to export the model.")

@@ -58,6 +58,7 @@ def check_fit_data(estimator, X, y, sample_weight, *, multi_output, min_samples=
     the fitted model still predicts.
     """
     from_dtype = categorical_dtypes(X)
+    _refuse_missing_target(y)
     if not multi_output:
         _check_one_target(estimator, y)
     try:
@@ -95,6 +96,33 @@ def check_fit_data(estimator, X, y, sample_weight, *, multi_output, min_samples=
         check_indicator_memory(estimator, X, indicator_spec(estimator))
         X = expand_indicators(X, indicator_spec(estimator))
     return X, y, sample_weight
+
+
+def _is_missing(value):
+    return (value is None or type(value).__name__ == "NAType"  # pd.NA
+            or (isinstance(value, (float, np.floating)) and value != value))
+
+
+def _refuse_missing_target(y):
+    """scikit-learn's ``Input y contains NaN`` for a missing label of any
+    kind. A numeric ``y`` gets it from ``validate_data``; a ``pd.NA`` or
+    ``None`` among strings (pandas ``string``, ``object``, ``category``,
+    polars) raised ``TypeError: boolean value of NA is ambiguous`` or
+    ``'<' not supported between 'NoneType' and 'str'`` there."""
+    if y is None:  # validate_data's "requires y to be passed"
+        return
+    isna = getattr(y, "isna", None) or getattr(y, "is_null", None)  # pandas / polars Series
+    if callable(isna):
+        missing = bool(np.asarray(isna()).any())
+    else:
+        try:
+            values = np.asarray(y)
+        except (TypeError, ValueError):  # ragged or odd: validate_data's own error
+            return
+        missing = values.dtype == object and any(_is_missing(v) for v in values.ravel())
+    if missing:
+        raise ValueError("Input y contains NaN (a missing value: NaN, None or pd.NA); "
+                         "drop those rows or impute the target first.")
 
 
 def _check_one_target(estimator, y):

@@ -16,6 +16,7 @@ from .._compat import Interval, StrOptions, _check_sample_weight, validate_data
 from .._core._warn import held, reissue, warn, without_feature_names
 from .._core.atomic import fit_context
 from .._core.base import TRAINING_PARAMETER_CONSTRAINTS, BaseObliqueTree
+from .._core.categorical import numeric_frame_check
 from .._core.optional import require_torch
 from .._core.tree import ObliqueTree
 from ._classes import LatentTreeRegressor
@@ -23,23 +24,6 @@ from ._cut import cut_tree, node_to_cluster
 from ._pruned import _PrunedTreeMixin
 
 __all__ = ["LatentTreeClusterer"]
-
-
-def _refuse_text_categories(X):
-    """Refuse pandas ``category`` columns of non-numeric categories: the
-    clusterer reconstructs numeric features (numpy's "could not convert string
-    to float" named no column). The supervised estimators encode such columns
-    themselves (``categorical_features``); here the encoding is the user's."""
-    dtypes = getattr(X, "dtypes", None)
-    if dtypes is None or not hasattr(dtypes, "__iter__"):
-        return
-    for name, dtype in zip(X.columns, dtypes):
-        if (getattr(dtype, "name", "") == "category"
-                and np.asarray(dtype.categories).dtype.kind not in "biuf"):
-            raise ValueError(
-                f"LatentTreeClusterer reconstructs numeric features, and the category "
-                f"column {name!r} has non-numeric categories; encode it first (e.g. "
-                "sklearn.preprocessing.OneHotEncoder in a Pipeline).")
 
 
 class LatentTreeClusterer(ClusterMixin, _PrunedTreeMixin, BaseObliqueTree):
@@ -304,7 +288,8 @@ class LatentTreeClusterer(ClusterMixin, _PrunedTreeMixin, BaseObliqueTree):
         self : object
             Fitted estimator.
         """
-        _refuse_text_categories(X)
+        # a column of text or dates named (numpy's "could not convert string to float")
+        numeric_frame_check(X, "LatentTreeClusterer reconstructs numeric features")
         X = validate_data(
             self, X, dtype=[np.float64, np.float32], order="C", ensure_min_samples=2
         )
