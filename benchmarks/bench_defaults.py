@@ -399,10 +399,15 @@ def choosing_table(sets, models, provenance):
         f"--choosing` ({provenance}).", "", markdown_table(head, rows)])
 
 
-def fmt(v, task):
+def fmt(v, task, ref=None):
+    """A score as the tables print it; ``ref`` (a mean, for its sd) sets the scale,
+    so that a target of order 1e-4 keeps its digits."""
     if task == "classification":
         return f"{100 * v:.2f}"
-    return f"{v:.0f}" if abs(v) >= 100 else f"{v:.3f}"
+    r = abs(v if ref is None else ref)
+    if r >= 100:
+        return f"{v:.0f}"
+    return f"{v:.3f}" if r >= 0.1 or r == 0 else f"{v:.3e}"
 
 
 def render(sets, models, shapes, header):
@@ -422,7 +427,7 @@ def render(sets, models, shapes, header):
                     continue
                 v = np.asarray(e["test"])
                 mark = "!" if e["flags"] else ""
-                row.append(f"{fmt(v.mean(), task)} ± {fmt(v.std(), task)}{mark}")
+                row.append(f"{fmt(v.mean(), task)} ± {fmt(v.std(), task, v.mean())}{mark}")
             rows.append(row)
         lines += [f"**{task.capitalize()}**: {metric}, mean ± sd over the seeds "
                   "(`!`: a split of that cell is flagged, see below).", "",
