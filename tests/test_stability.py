@@ -8,7 +8,10 @@ reduction orders in BLAS and torch). CI has one CPU, so two stand-ins for
   perturbation far below any measurement error, of the size of a float32
   rounding), and
 * torch running with 2 threads instead of 1 (other reduction orders in its
-  parallel kernels), restored afterwards.
+  parallel kernels), restored afterwards. Since the single models train on
+  one torch thread whatever the setting (``_core/threads.py``), this one
+  moves only the DGT forest (``tests/test_threads.py`` checks that the
+  single models' fits are the same).
 
 The test statistic is the change of the mean test accuracy over the seeds.
 A training run that sits on a knife edge moves like a new random draw of its

@@ -30,6 +30,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, RealNotInt, StrOptions
 from .atomic import fit_context
+from .threads import single_torch_thread
 from .optional import require_torch
 from .persistence import VersionedStateMixin
 from .batching import resolve_batching
@@ -38,16 +39,9 @@ from ._plan import _FitPlan
 from .categorical import split_importances, term_spread
 from .greedy import weighted_r2
 from .tree import ObliqueTree
-from .validation import (
-    check_fit_data,
-    check_predict_data,
-    check_warm_state,
-    constant_columns,
-    encode_classification_target,
-    fit_standardizer,
-    normalize_weights,
-    validation_split,
-)
+from .validation import (check_fit_data, check_predict_data, check_warm_state, constant_columns,
+                         encode_classification_target, fit_standardizer, normalize_weights,
+                         validation_split)
 
 __all__ = ["BaseObliqueTree", "BaseGradientModel", "BaseGradientTree", "TreeClassifierMixin",
            "TreeRegressorMixin", "TRAINING_PARAMETER_CONSTRAINTS", "set_training_record"]
@@ -243,6 +237,7 @@ class BaseGradientModel(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         return self
 
     @fit_context(prefer_skip_nested_validation=True)
+    @single_torch_thread
     def fit(self, X, y, sample_weight=None):
         """Train the model by gradient descent, then freeze it into numpy arrays.
 

@@ -17,6 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions
 from .._core.atomic import fit_context
+from .._core.threads import single_torch_thread
 from .._core.base import TreeClassifierMixin
 from .._core.validation import check_fit_data, check_predict_data, encode_classification_target
 from ._bandit_base import (_DOC_COMMON_ATTRS, _DOC_COMMON_PARAMS, _DOC_REFERENCES, _BaseDGTBandit,
@@ -229,6 +230,7 @@ class DGTBanditClassifier(_BanditPolicyMixin, TreeClassifierMixin, _BaseDGTBandi
         self.n_outputs_ = 1
 
     @fit_context(prefer_skip_nested_validation=True)
+    @single_torch_thread
     def fit(self, X, y):
         """Learn from a simulated bandit protocol over ``(X, y)``.
 
@@ -283,6 +285,7 @@ class DGTBanditClassifier(_BanditPolicyMixin, TreeClassifierMixin, _BaseDGTBandi
         return self._get_engine().played_surrogate(out, actions, losses, propensities)
 
     @keeps_state_on_failure
+    @single_torch_thread
     def update(self, X, actions, losses, propensities):
         """Learn from logged bandit feedback, one round per row, in order.
 
@@ -451,6 +454,7 @@ class DGTBanditRegressor(RegressorMixin, _BaseDGTBandit):
         self.n_outputs_ = 1
 
     @fit_context(prefer_skip_nested_validation=True)
+    @single_torch_thread
     def fit(self, X, y):
         """Learn from a simulated bandit protocol over ``(X, y)``.
 
@@ -534,6 +538,7 @@ class DGTBanditRegressor(RegressorMixin, _BaseDGTBandit):
         return self._perturb(self.tree_.predict(X)[:, 0], self._rng_for(random_state))
 
     @keeps_state_on_failure
+    @single_torch_thread
     def update(self, X, played, losses, perturbations):
         """Learn from loss feedback on played values, one round per row, in order.
 

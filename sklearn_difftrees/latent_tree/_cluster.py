@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._compat import Interval, StrOptions, _check_sample_weight, validate_data
 from .._core._warn import held, reissue, warn, without_feature_names
 from .._core.atomic import fit_context
+from .._core.threads import single_torch_thread
 from .._core.base import TRAINING_PARAMETER_CONSTRAINTS, BaseObliqueTree
 from .._core.categorical import numeric_frame_check
 from .._core.optional import require_torch
@@ -271,6 +272,7 @@ class LatentTreeClusterer(ClusterMixin, _PrunedTreeMixin, BaseObliqueTree):
         return inputs, targets
 
     @fit_context(prefer_skip_nested_validation=True)
+    @single_torch_thread
     def fit(self, X, y=None, sample_weight=None):
         """Learn the hierarchy from ``X``.
 

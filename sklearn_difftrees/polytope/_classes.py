@@ -10,6 +10,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, RealNotInt, StrOptions
 from .._core.atomic import fit_context
+from .._core.threads import single_torch_thread
 from .._core._guard import check_finite_model
 from .._core._memory import check_memory
 from .._core.base import TRAINING_PARAMETER_CONSTRAINTS, BaseObliqueTree
@@ -43,9 +44,8 @@ class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, _GreedyFloorMixi
     (:mod:`._growth`), joint refinement (:mod:`._training`), facet selection
     and the fitted tree (:mod:`._freeze`), the greedy floor (:mod:`._floor`)."""
 
-    #: The batch of ``batch_size="auto"`` on small data (see
-    #: :func:`~sklearn_difftrees._core.batching.resolve_batching`); larger
-    #: than elsewhere because the entropy is estimated per batch.
+    #: The batch of ``batch_size="auto"`` on small data (``resolve_batching``
+    #: of the core's batching); larger: the entropy is estimated per batch.
     _base_batch_size = 256
 
     _parameter_constraints = {
@@ -130,6 +130,7 @@ class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, _GreedyFloorMixi
 
     # ------------------------------------------------------------------ fit
     @fit_context(prefer_skip_nested_validation=True)
+    @single_torch_thread
     def fit(self, X, y, sample_weight=None):
         """Grow the tree greedily, refine it jointly, and freeze it into ``tree_``.
 
