@@ -135,7 +135,8 @@ def main(argv=None):
         block = (
             f"Output of `{command}` (written by its `--readme` option), "
             f"{machine_line()}, torch {torch.__version__} with "
-            f"{torch.get_num_threads()} thread(s), {time.perf_counter() - start:.0f} s in all "
+            f"{torch.get_num_threads()} thread(s) (the forest's; single models train on one), "
+            f"{time.perf_counter() - start:.0f} s in all "
             f"(leaves of TEL are all leaves of its soft trees, of which a sample reaches only "
             f"a few; a DGT forest's are those of its members' subtrees, its depth a member's "
             f"plus its subtrees'):\n\n```\n" + "\n".join(lines) + "\n```"
