@@ -328,8 +328,8 @@ class LatentTreeClusterer(ClusterMixin, _PrunedTreeMixin, BaseObliqueTree):
                 reg.fit(X[:, inputs], X[:, targets], sample_weight=sample_weight)
         except FloatingPointError as exc:
             raise FloatingPointError(str(exc).replace(type(reg).__name__, name)) from exc
-        # stacklevel: fit, its two fit_context wrappers, the caller
-        reissue(caught, rename=(type(reg).__name__, name), stacklevel=4)
+        # stacklevel: fit, single_torch_thread, its two fit_context wrappers, the caller
+        reissue(caught, rename=(type(reg).__name__, name), stacklevel=5)
         self.regressor_ = reg
         self._inputs, self._targets = inputs, targets
 
@@ -373,7 +373,7 @@ class LatentTreeClusterer(ClusterMixin, _PrunedTreeMixin, BaseObliqueTree):
                 f"{type(self).__name__} found {self.n_clusters_} clusters, fewer than "
                 f"n_clusters={self.n_clusters}: the pruned tree has no more nodes "
                 "that split the training rows (lower pruning or raise max_depth).",
-                UserWarning, stacklevel=4)  # fit, its two fit_context wrappers, the caller
+                UserWarning, stacklevel=5)  # fit, its three wrappers, the caller
         return self
 
     def apply(self, X):
