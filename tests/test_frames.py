@@ -180,10 +180,11 @@ def test_category_columns_unseen_reordered_and_as_an_object_array(cls):
     # "could not convert string to float: 'red'"
     with pytest.warns(UserWarning, match="X does not have valid feature names"):
         np.testing.assert_array_equal(est.predict(frame.to_numpy()), est.predict(frame))
-    missing = frame.to_numpy()[:3]
-    missing[1, 1] = None
-    with pytest.raises(ValueError, match="NaN in the category column 1"):
-        _quiet(est.predict, missing)
+    for value in (None, np.nan, pd.NA):  # pd.NA was coded as an unseen category
+        missing = frame.to_numpy()[:3]
+        missing[1, 1] = value
+        with pytest.raises(ValueError, match="NaN in the category column 1"):
+            _quiet(est.predict, missing)
 
 
 def test_a_text_category_column_where_the_fit_had_numbers_is_named():

@@ -30,7 +30,7 @@ from .._compat import StrOptions
 from ._memory import check_memory
 from .frames import (CATEGORY, CODED, NUMBER, TIME, column_categories, column_has_missing,
                      column_kinds, column_name, column_values, frame_library,
-                     replace_columns)
+                     is_missing_value, replace_columns)
 
 __all__ = [
     "AUTO_MAX_CATEGORIES",
@@ -191,7 +191,7 @@ def _encode_array(estimator, X, levels):
     X = X.astype(object)  # a copy
     for j, categories in levels.items():
         column = X[:, j]
-        if any(v is None or (isinstance(v, float) and v != v) for v in column):
+        if any(is_missing_value(v) for v in column):
             raise ValueError(f"Input X contains NaN in the category column {j}; missing "
                              "values are not supported: impute or drop them first.")
         X[:, j] = _codes(categories, column)

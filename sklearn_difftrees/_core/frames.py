@@ -27,6 +27,7 @@ __all__ = [
     "column_name",
     "column_values",
     "frame_library",
+    "is_missing_value",
     "replace_columns",
 ]
 
@@ -47,6 +48,13 @@ _POLARS_KINDS = {
     "String": TEXT, "Utf8": TEXT, "Object": TEXT, "Binary": TEXT,
     "Date": TIME, "Datetime": TIME, "Duration": TIME, "Time": TIME,
 }
+
+
+def is_missing_value(value):
+    """Whether one value of an object column or label array is missing: None,
+    ``pd.NA`` (or polars' null read as None), or a float NaN."""
+    return (value is None or type(value).__name__ == "NAType"
+            or (isinstance(value, (float, np.floating)) and value != value))
 
 
 def frame_library(X):

@@ -28,6 +28,7 @@ from .categorical import (categorical_dtypes, check_indicator_memory,
                           encode_category_columns, expand_indicators, fit_indicators,
                           indicator_spec)
 from ._warn import in_internal_fit, warn
+from .frames import is_missing_value
 from .greedy import quiet_internal_fit
 
 __all__ = [
@@ -98,11 +99,6 @@ def check_fit_data(estimator, X, y, sample_weight, *, multi_output, min_samples=
     return X, y, sample_weight
 
 
-def _is_missing(value):
-    return (value is None or type(value).__name__ == "NAType"  # pd.NA
-            or (isinstance(value, (float, np.floating)) and value != value))
-
-
 def _refuse_missing_target(y):
     """scikit-learn's ``Input y contains NaN`` for a missing label of any
     kind. A numeric ``y`` gets it from ``validate_data``; a ``pd.NA`` or
@@ -119,7 +115,7 @@ def _refuse_missing_target(y):
             values = np.asarray(y)
         except (TypeError, ValueError):  # ragged or odd: validate_data's own error
             return
-        missing = values.dtype == object and any(_is_missing(v) for v in values.ravel())
+        missing = values.dtype == object and any(is_missing_value(v) for v in values.ravel())
     if missing:
         raise ValueError("Input y contains NaN (a missing value: NaN, None or pd.NA); "
                          "drop those rows or impute the target first.")
