@@ -1,10 +1,11 @@
-"""Single models train on one torch thread and give the user's setting back.
+"""Single models train on one thread and give the user's setting back.
 
 ``_core/threads.py``: torch's intra-op pool made single-tree fits slower
 (docs/design.md, "Threads"), so every fit of a single model and every
 bandit ``update`` runs with ``torch.set_num_threads(1)`` and restores the
 previous value, also when the fit raises and when fits run in several Python
 threads at once. A forest's batched members keep the user's setting.
+NonGreedy (numpy only) runs its fit with the BLAS pools on one thread.
 """
 
 import threading
@@ -12,6 +13,7 @@ import threading
 import numpy as np
 import pytest
 import torch
+from threadpoolctl import threadpool_info, threadpool_limits
 
 from sklearn_difftrees import (
     ConvexPolytopeTreeClassifier,
@@ -21,9 +23,11 @@ from sklearn_difftrees import (
     DGTRegressor,
     LatentTreeClassifier,
     LatentTreeClusterer,
+    NonGreedyObliqueTreeClassifier,
     TreeEnsembleLayerClassifier,
 )
 from sklearn_difftrees._core import threads
+from sklearn_difftrees.non_greedy import _classes as non_greedy_classes
 
 FAST = {"max_iter": 2, "random_state": 0}
 SINGLE = [
@@ -117,5 +121,35 @@ def test_concurrent_fits_restore_the_setting(two_threads):
         w.join()
     assert not errors
     assert torch.get_num_threads() == 2
-    assert threads._active == 0
+    assert threads.one_torch_thread.active == 0
 
+
+
+def _blas_threads():
+    return sorted({pool["num_threads"] for pool in threadpool_info()
+                   if pool["user_api"] == "blas"})
+
+
+def test_non_greedy_fits_on_one_blas_thread(monkeypatch):
+    """NonGreedy's many small per-node BLAS calls ran slower on two threads
+    (docs/design.md, "Threads"): its fit limits the BLAS pools to one and
+    restores them after, also when it raises."""
+    seen, real = [], non_greedy_classes.sgd
+
+    def spy(*args, **kwargs):
+        seen.append(_blas_threads())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(non_greedy_classes, "sgd", spy)
+    X, y = _data(None)
+    with threadpool_limits(2, user_api="blas"):
+        before = _blas_threads()
+        if before != [2]:
+            pytest.skip(f"the BLAS pools cannot be set to 2 threads here ({before})")
+        NonGreedyObliqueTreeClassifier(max_depth=3, max_iter=2, random_state=0).fit(X, y)
+        assert seen and all(s == [1] for s in seen)
+        assert _blas_threads() == [2]
+        with pytest.raises(ValueError):
+            NonGreedyObliqueTreeClassifier(max_iter=2).fit(X, np.full(len(y), np.nan))
+        assert _blas_threads() == [2]
+    assert threads.one_blas_thread.active == 0

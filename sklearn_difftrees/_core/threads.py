@@ -1,4 +1,4 @@
-"""One torch thread while a single model trains.
+"""One thread while a single model trains.
 
 A single tree's training steps are small (a mini-batch of 128 rows, or a few
 thousand on large tables, through one tree): torch's intra-op thread pool
@@ -14,57 +14,100 @@ It also makes a fitted tree independent of the machine's number of cores:
 another thread count sums in another order. A forest's batched members are
 larger steps that a second thread speeds up; its ``fit`` is not wrapped.
 
-The setting is process-wide: while fits run in several Python threads at
+NonGreedy trains with numpy alone, in many small BLAS calls (one node's
+rows at a time): :func:`single_blas_thread` limits the BLAS pools (numpy's,
+scipy's OpenBLAS or MKL) to one thread for its ``fit``, through threadpoolctl
+(a scikit-learn dependency).
+
+The settings are process-wide: while fits run in several Python threads at
 once, the first one to start records the user's value and the last one to
-finish restores it. Torch-free until called: the wrapper imports torch only
-when the wrapped method runs (every wrapped method trains with torch), and
-does nothing where torch is not installed (the method then raises its own
-``ImportError``).
+finish restores it. Torch-free until called: the torch wrapper imports torch
+only when the wrapped method runs (every method it wraps trains with torch),
+and does nothing where torch is not installed (the method then raises its
+own ``ImportError``).
 """
 
 import contextlib
 import functools
 import threading
 
-__all__ = ["one_torch_thread", "single_torch_thread"]
-
-_lock = threading.Lock()
-_active = 0  # wrapped calls running now, in any thread
-_saved = None  # torch.get_num_threads() before the first of them
+__all__ = ["one_blas_thread", "one_torch_thread", "single_blas_thread",
+           "single_torch_thread"]
 
 
-@contextlib.contextmanager
-def one_torch_thread():
-    """Run the block with ``torch.set_num_threads(1)``; the previous value is
-    restored when the last such block of the process ends."""
-    global _active, _saved
+class _OneThread:
+    """A process-wide one-thread setting held while any block runs in it.
+
+    ``limit()`` sets one thread and returns the function that restores the
+    previous setting (``None``: nothing to restore). It runs when the first
+    block of the process starts; the restore runs when the last one ends.
+    """
+
+    def __init__(self, limit):
+        self._limit = limit
+        self._lock = threading.Lock()
+        self.active = 0  # blocks running now, in any thread
+        self._restore = None
+
+    @contextlib.contextmanager
+    def __call__(self):
+        with self._lock:
+            if self.active == 0:
+                self._restore = self._limit()
+            self.active += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self.active -= 1
+                if self.active == 0 and self._restore is not None:
+                    restore, self._restore = self._restore, None
+                    restore()
+
+
+def _limit_torch():
     try:
         import torch
     except ImportError:  # the fit raises require_torch's error
-        yield
-        return
-    with _lock:
-        if _active == 0:
-            _saved = torch.get_num_threads()
-            if _saved != 1:
-                torch.set_num_threads(1)
-        _active += 1
-    try:
-        yield
-    finally:
-        with _lock:
-            _active -= 1
-            if _active == 0 and _saved != 1:
-                torch.set_num_threads(_saved)
+        return None
+    saved = torch.get_num_threads()
+    if saved == 1:
+        return None
+    torch.set_num_threads(1)
+    return lambda: torch.set_num_threads(saved)
+
+
+def _limit_blas():
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController().limit(limits=1, user_api="blas").restore_original_limits
+
+
+one_torch_thread = _OneThread(_limit_torch)
+one_torch_thread.__doc__ = """Run the block with ``torch.set_num_threads(1)``;
+the previous value is restored when the last such block of the process ends."""
+one_blas_thread = _OneThread(_limit_blas)
+one_blas_thread.__doc__ = """Run the block with the BLAS pools on one thread
+(threadpoolctl); their previous sizes are restored when the last such block of
+the process ends."""
+
+
+def _wrap(block, method):
+    @functools.wraps(method)
+    def wrapper(*args, **kwargs):
+        with block():
+            return method(*args, **kwargs)
+
+    return wrapper
 
 
 def single_torch_thread(method):
     """Decorate a method that trains one model with torch: it runs in
     :func:`one_torch_thread`."""
+    return _wrap(one_torch_thread, method)
 
-    @functools.wraps(method)
-    def wrapper(*args, **kwargs):
-        with one_torch_thread():
-            return method(*args, **kwargs)
 
-    return wrapper
+def single_blas_thread(method):
+    """Decorate a method that trains one model with numpy: it runs in
+    :func:`one_blas_thread`."""
+    return _wrap(one_blas_thread, method)

@@ -30,6 +30,7 @@ from .._core.greedy import (
 from .._core.embedding import cart_to_complete
 from .._core.onnx_graph import hard_tree_outputs
 from .._core.selection import cross_check_applies, cross_checked_cart, paired_advantage
+from .._core.threads import single_blas_thread
 from .._core.tree import ObliqueTree
 from .._core.validation import (check_fit_data, constant_columns, fit_standardizer,
                                  normalize_weights, validation_split)
@@ -201,6 +202,7 @@ class _BaseNonGreedy(BaseObliqueTree):
         return (*tree, True)
 
     @fit_context(prefer_skip_nested_validation=True)
+    @single_blas_thread
     def fit(self, X, y, sample_weight=None):
         """Grow CART, refine it with CO2, then optimize the surrogate bound by SGD.
 
