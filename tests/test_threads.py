@@ -1,11 +1,11 @@
-"""Single models train on one thread and give the user's setting back.
+"""Single models train on one thread and give the user's settings back.
 
 ``_core/threads.py``: torch's intra-op pool made single-tree fits slower
 (docs/design.md, "Threads"), so every fit of a single model and every
 bandit ``update`` runs with ``torch.set_num_threads(1)`` and restores the
 previous value, also when the fit raises and when fits run in several Python
 threads at once. A forest's batched members keep the user's setting.
-NonGreedy (numpy only) runs its fit with the BLAS pools on one thread.
+Their fits, and NonGreedy's (numpy only), run with the BLAS pools on one thread.
 """
 
 import threading
@@ -41,6 +41,11 @@ SINGLE = [
 ]
 
 
+def _blas_threads():
+    return sorted({pool["num_threads"] for pool in threadpool_info()
+                   if pool["user_api"] == "blas"})
+
+
 @pytest.fixture
 def two_threads():
     """torch on 2 threads for the test (the suite runs on 1), restored after."""
@@ -51,12 +56,35 @@ def two_threads():
 
 
 @pytest.fixture
+def two_blas_threads():
+    """The BLAS pools on 2 threads for the test, restored after (skipped where
+    they cannot be set to 2)."""
+    with threadpool_limits(2, user_api="blas"):
+        if _blas_threads() != [2]:
+            pytest.skip(f"the BLAS pools cannot be set to 2 threads here ({_blas_threads()})")
+        yield
+
+
+@pytest.fixture
 def backward_threads(monkeypatch):
     """The torch thread count at every backward pass of the test."""
     seen, real = [], torch.autograd.backward
 
     def spy(*args, **kwargs):
         seen.append(torch.get_num_threads())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(torch.autograd, "backward", spy)
+    return seen
+
+
+@pytest.fixture
+def backward_blas_threads(monkeypatch):
+    """The BLAS pools' sizes at every backward pass of the test."""
+    seen, real = [], torch.autograd.backward
+
+    def spy(*args, **kwargs):
+        seen.append(tuple(_blas_threads()))
         return real(*args, **kwargs)
 
     monkeypatch.setattr(torch.autograd, "backward", spy)
@@ -78,6 +106,19 @@ def test_single_models_train_on_one_thread_and_restore(estimator, two_threads,
     estimator.fit(X, y)
     assert backward_threads and set(backward_threads) == {1}
     assert torch.get_num_threads() == 2
+
+
+@pytest.mark.parametrize("estimator", SINGLE, ids=lambda e: type(e).__name__)
+def test_single_models_train_on_one_blas_thread_and_restore(estimator, two_blas_threads,
+                                                            backward_blas_threads):
+    """A fit's numpy work (LatentTree's logistic start, standardization) runs
+    on one BLAS thread too: with other work on the machine's cores, a pool of
+    one thread per core made LatentTree's default fit 1.2-1.6 times slower."""
+    X, y = _data(estimator)
+    estimator.fit(X, y)
+    assert backward_blas_threads and set(backward_blas_threads) == {(1,)}
+    assert _blas_threads() == [2]
+    assert threads.one_blas_thread.active == 0
 
 
 def test_bandit_update_on_one_thread(two_threads, backward_threads):
@@ -124,10 +165,6 @@ def test_concurrent_fits_restore_the_setting(two_threads):
     assert threads.one_torch_thread.active == 0
 
 
-
-def _blas_threads():
-    return sorted({pool["num_threads"] for pool in threadpool_info()
-                   if pool["user_api"] == "blas"})
 
 
 def test_non_greedy_fits_on_one_blas_thread(monkeypatch):

@@ -30,7 +30,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, RealNotInt, StrOptions
 from .atomic import fit_context
-from .threads import single_torch_thread
+from .threads import single_thread
 from .optional import require_torch
 from .persistence import VersionedStateMixin
 from .batching import resolve_batching
@@ -237,7 +237,7 @@ class BaseGradientModel(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         return self
 
     @fit_context(prefer_skip_nested_validation=True)
-    @single_torch_thread
+    @single_thread
     def fit(self, X, y, sample_weight=None):
         """Train the model by gradient descent, then freeze it into numpy arrays.
 

@@ -7,21 +7,27 @@ costs more than it saves there. On a 2-core machine (AMD EPYC, 2026-11-27;
 2 times slower than one with idle threads sleeping (``OMP_WAIT_POLICY=PASSIVE``)
 and as slow with twice the CPU time with them spinning (torch's default).
 Torch's default is one thread per core, so every fit of a single model runs
-its torch operations on one thread (:func:`single_torch_thread`, around
-``fit`` and the bandits' ``update``), as scikit-learn's ``KMeans`` limits
-the BLAS pool inside its ``fit``; the user's setting is restored afterwards.
+its torch operations on one thread, as scikit-learn's ``KMeans`` limits the
+BLAS pool inside its ``fit``; the user's setting is restored afterwards.
 It also makes a fitted tree independent of the machine's number of cores:
 another thread count sums in another order. A forest's batched members are
 larger steps that a second thread speeds up; its ``fit`` is not wrapped.
 
-NonGreedy trains with numpy alone, in many small BLAS calls (one node's
-rows at a time): :func:`single_blas_thread` limits the BLAS pools (numpy's,
-scipy's OpenBLAS or MKL) to one thread for its ``fit``, through threadpoolctl
-(a scikit-learn dependency).
+The BLAS pools (numpy's and scipy's OpenBLAS or MKL, through threadpoolctl,
+a scikit-learn dependency) get one thread too: a fit's numpy work is many
+small calls (NonGreedy's per-node solves, LatentTree's logistic start,
+standardization), which a pool of one thread per core makes slower, and
+much slower while other work holds the other cores.
+
+- :func:`single_thread`: torch and BLAS, around a single model's ``fit``;
+- :func:`single_torch_thread`: torch only, around a bandit's ``update``
+  (called once per round: the BLAS pools' limit costs about 0.1 ms);
+- :func:`single_blas_thread`: BLAS only, around NonGreedy's ``fit`` (numpy
+  only: it must not import torch).
 
 The settings are process-wide: while fits run in several Python threads at
 once, the first one to start records the user's value and the last one to
-finish restores it. Torch-free until called: the torch wrapper imports torch
+finish restores it. Torch-free until called: the torch setting imports torch
 only when the wrapped method runs (every method it wraps trains with torch),
 and does nothing where torch is not installed (the method then raises its
 own ``ImportError``).
@@ -31,7 +37,7 @@ import contextlib
 import functools
 import threading
 
-__all__ = ["one_blas_thread", "one_torch_thread", "single_blas_thread",
+__all__ = ["one_blas_thread", "one_torch_thread", "single_blas_thread", "single_thread",
            "single_torch_thread"]
 
 
@@ -77,10 +83,16 @@ def _limit_torch():
     return lambda: torch.set_num_threads(saved)
 
 
-def _limit_blas():
-    from threadpoolctl import ThreadpoolController
+_controller = None  # threadpoolctl's view of the loaded BLAS libraries (cached)
 
-    return ThreadpoolController().limit(limits=1, user_api="blas").restore_original_limits
+
+def _limit_blas():
+    global _controller
+    if _controller is None:  # a few ms: once (numpy and scipy load their BLAS on import)
+        from threadpoolctl import ThreadpoolController
+
+        _controller = ThreadpoolController()
+    return _controller.limit(limits=1, user_api="blas").restore_original_limits
 
 
 one_torch_thread = _OneThread(_limit_torch)
@@ -92,22 +104,30 @@ one_blas_thread.__doc__ = """Run the block with the BLAS pools on one thread
 the process ends."""
 
 
-def _wrap(block, method):
+def _wrap(blocks, method):
     @functools.wraps(method)
     def wrapper(*args, **kwargs):
-        with block():
+        with contextlib.ExitStack() as stack:
+            for block in blocks:
+                stack.enter_context(block())
             return method(*args, **kwargs)
 
     return wrapper
 
 
-def single_torch_thread(method):
+def single_thread(method):
     """Decorate a method that trains one model with torch: it runs in
-    :func:`one_torch_thread`."""
-    return _wrap(one_torch_thread, method)
+    :func:`one_torch_thread` and :func:`one_blas_thread`."""
+    return _wrap((one_torch_thread, one_blas_thread), method)
+
+
+def single_torch_thread(method):
+    """Decorate a method that updates a model with torch, called often (a
+    bandit's ``update``): it runs in :func:`one_torch_thread`."""
+    return _wrap((one_torch_thread,), method)
 
 
 def single_blas_thread(method):
-    """Decorate a method that trains one model with numpy: it runs in
+    """Decorate a method that trains one model with numpy alone: it runs in
     :func:`one_blas_thread`."""
-    return _wrap(one_blas_thread, method)
+    return _wrap((one_blas_thread,), method)

@@ -17,7 +17,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, StrOptions
 from .._core.atomic import fit_context
-from .._core.threads import single_torch_thread
+from .._core.threads import single_thread, single_torch_thread
 from .._core.base import TreeClassifierMixin
 from .._core.validation import check_fit_data, check_predict_data, encode_classification_target
 from ._bandit_base import (_DOC_COMMON_ATTRS, _DOC_COMMON_PARAMS, _DOC_REFERENCES, _BaseDGTBandit,
@@ -230,7 +230,7 @@ class DGTBanditClassifier(_BanditPolicyMixin, TreeClassifierMixin, _BaseDGTBandi
         self.n_outputs_ = 1
 
     @fit_context(prefer_skip_nested_validation=True)
-    @single_torch_thread
+    @single_thread
     def fit(self, X, y):
         """Learn from a simulated bandit protocol over ``(X, y)``.
 
@@ -454,7 +454,7 @@ class DGTBanditRegressor(RegressorMixin, _BaseDGTBandit):
         self.n_outputs_ = 1
 
     @fit_context(prefer_skip_nested_validation=True)
-    @single_torch_thread
+    @single_thread
     def fit(self, X, y):
         """Learn from a simulated bandit protocol over ``(X, y)``.
 

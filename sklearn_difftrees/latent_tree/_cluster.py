@@ -15,7 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._compat import Interval, StrOptions, _check_sample_weight, validate_data
 from .._core._warn import held, reissue, warn, without_feature_names
 from .._core.atomic import fit_context
-from .._core.threads import single_torch_thread
+from .._core.threads import single_thread
 from .._core.base import TRAINING_PARAMETER_CONSTRAINTS, BaseObliqueTree
 from .._core.categorical import numeric_frame_check
 from .._core.optional import require_torch
@@ -272,7 +272,7 @@ class LatentTreeClusterer(ClusterMixin, _PrunedTreeMixin, BaseObliqueTree):
         return inputs, targets
 
     @fit_context(prefer_skip_nested_validation=True)
-    @single_torch_thread
+    @single_thread
     def fit(self, X, y=None, sample_weight=None):
         """Learn the hierarchy from ``X``.
 
@@ -328,7 +328,7 @@ class LatentTreeClusterer(ClusterMixin, _PrunedTreeMixin, BaseObliqueTree):
                 reg.fit(X[:, inputs], X[:, targets], sample_weight=sample_weight)
         except FloatingPointError as exc:
             raise FloatingPointError(str(exc).replace(type(reg).__name__, name)) from exc
-        # stacklevel: fit, single_torch_thread, its two fit_context wrappers, the caller
+        # stacklevel: fit, single_thread, its two fit_context wrappers, the caller
         reissue(caught, rename=(type(reg).__name__, name), stacklevel=5)
         self.regressor_ = reg
         self._inputs, self._targets = inputs, targets

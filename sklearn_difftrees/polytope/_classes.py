@@ -10,7 +10,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._compat import Interval, RealNotInt, StrOptions
 from .._core.atomic import fit_context
-from .._core.threads import single_torch_thread
+from .._core.threads import single_thread
 from .._core._guard import check_finite_model
 from .._core._memory import check_memory
 from .._core.base import TRAINING_PARAMETER_CONSTRAINTS, BaseObliqueTree
@@ -130,7 +130,7 @@ class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, _GreedyFloorMixi
 
     # ------------------------------------------------------------------ fit
     @fit_context(prefer_skip_nested_validation=True)
-    @single_torch_thread
+    @single_thread
     def fit(self, X, y, sample_weight=None):
         """Grow the tree greedily, refine it jointly, and freeze it into ``tree_``.
 
