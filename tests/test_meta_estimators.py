@@ -31,22 +31,19 @@ import sklearn_difftrees as sd
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
 FAST = {"max_iter": 3, "random_state": 0}
-CLASSIFIERS = [
-    sd.DGTClassifier(max_depth=3, **FAST),
-    sd.LatentTreeClassifier(max_depth=3, **FAST),
-    sd.NonGreedyObliqueTreeClassifier(max_depth=3, **FAST),
-    sd.TreeEnsembleLayerClassifier(max_depth=2, n_trees=3, **FAST),
-    sd.ConvexPolytopeTreeClassifier(max_depth=2, max_facets=3, growth_max_iter=3, **FAST),
-    sd.DGTForestClassifier(n_estimators=3, max_depth=3, **FAST),
+# (classifier, regressor, small settings) of every family
+FAMILIES = [
+    (sd.DGTClassifier, sd.DGTRegressor, dict(max_depth=3)),
+    (sd.LatentTreeClassifier, sd.LatentTreeRegressor, dict(max_depth=3)),
+    (sd.NonGreedyObliqueTreeClassifier, sd.NonGreedyObliqueTreeRegressor, dict(max_depth=3)),
+    (sd.TreeEnsembleLayerClassifier, sd.TreeEnsembleLayerRegressor,
+     dict(max_depth=2, n_trees=3)),
+    (sd.ConvexPolytopeTreeClassifier, sd.ConvexPolytopeTreeRegressor,
+     dict(max_depth=2, max_facets=3, growth_max_iter=3)),
+    (sd.DGTForestClassifier, sd.DGTForestRegressor, dict(n_estimators=3, max_depth=3)),
 ]
-REGRESSORS = [
-    sd.DGTRegressor(max_depth=3, **FAST),
-    sd.LatentTreeRegressor(max_depth=3, **FAST),
-    sd.NonGreedyObliqueTreeRegressor(max_depth=3, **FAST),
-    sd.TreeEnsembleLayerRegressor(max_depth=2, n_trees=3, **FAST),
-    sd.ConvexPolytopeTreeRegressor(max_depth=2, max_facets=3, growth_max_iter=3, **FAST),
-    sd.DGTForestRegressor(n_estimators=3, max_depth=3, **FAST),
-]
+CLASSIFIERS = [classifier(**params, **FAST) for classifier, _, params in FAMILIES]
+REGRESSORS = [regressor(**params, **FAST) for _, regressor, params in FAMILIES]
 
 
 def _name(estimator):
