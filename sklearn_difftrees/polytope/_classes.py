@@ -433,12 +433,12 @@ class ConvexPolytopeTreeClassifier(ClassifierMixin, _BaseConvexPolytopeTree):
         loss = self._leaf_losses(leaves, ntr, nva, Ytr, wtr, Yva)
         return -float((wva * loss).sum() / wva.sum())
 
-    def _leaf_losses(self, leaves, ntr, nva, Ytr, wtr, Yva):
+    def _leaf_losses(self, leaves, ntr, nva, Ytr, wtr, Yva, proper=False):
         """Per validation row, the loss of :meth:`_leaf_score`: error (0 / 1)
         + ``BRIER_TIE_BREAK`` * Brier score, each leaf predicting its training
         class proportions ``(counts + prior) / (W_leaf + 1)`` (one pseudo-row
         distributed as the training proportions ``prior``; ``prior`` where no
-        training row reached the leaf)."""
+        training row reached the leaf). ``proper``: the Brier score alone."""
         counts = np.zeros((leaves.size, self.n_classes_))
         pos = np.searchsorted(leaves, ntr)
         np.add.at(counts, (pos, Ytr), wtr)
@@ -449,7 +449,8 @@ class ConvexPolytopeTreeClassifier(ClassifierMixin, _BaseConvexPolytopeTree):
         P = np.where(found[:, None], proba[pos_va], prior)
         wrong = P.argmax(1) != Yva
         P[np.arange(Yva.size), Yva] -= 1.0
-        return wrong + BRIER_TIE_BREAK * (P**2).sum(1)
+        brier = (P**2).sum(1)
+        return brier if proper else wrong + BRIER_TIE_BREAK * brier
 
     def predict_proba(self, X):
         """Class proportions of the training rows in the leaf each sample reaches.
@@ -577,9 +578,9 @@ class ConvexPolytopeTreeRegressor(RegressorMixin, _BaseConvexPolytopeTree):
         pred = self._leaf_predictions(leaves, ntr, nva, Ytr, wtr)
         return weighted_r2(Yva, pred, wva)
 
-    def _leaf_losses(self, leaves, ntr, nva, Ytr, wtr, Yva):
+    def _leaf_losses(self, leaves, ntr, nva, Ytr, wtr, Yva, proper=False):
         """Per validation row, the squared error of the standardized targets
-        (mean over the outputs)."""
+        (mean over the outputs; a proper score, whatever ``proper``)."""
         return ((self._leaf_predictions(leaves, ntr, nva, Ytr, wtr) - Yva) ** 2).mean(1)
 
     def predict(self, X):

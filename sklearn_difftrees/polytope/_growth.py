@@ -4,12 +4,15 @@ trained together in torch (``_training.train_stumps``: one batched model per
 level and epoch budget, not one training per node); ``max_depth="auto"`` keeps the depth that scores best
 on the validation rows. A mixin of the estimators (it reads their parameters)."""
 
+import copy
 import math
 
 import numpy as np
 
 from .._core._progress import Progress
+from .._core.selection import paired_advantage
 from ._criterion import _std_scores
+from ._floor import SELECTION_Z
 
 __all__ = ["_GreedyGrowthMixin"]
 
@@ -25,6 +28,22 @@ AUTO_PATIENCE = 2
 STUMP_TRIES = 3
 #: Fewest optimizer steps a stump gets, however small its node.
 STUMP_MIN_STEPS = 50
+#: Fewest optimizer steps of a stump when growth starts again because its
+#: first tree scored no better than a constant on the validation rows
+#: (:meth:`_GreedyGrowthMixin._grow`): the steps of the largest stump of a
+#: table of more than ``STUMP_MAX_EPOCH_ROWS`` rows at the base batch of 256
+#: (``growth_max_iter`` = 20 epochs of 64 steps). A node of a few hundred rows
+#: is one mini-batch, so STUMP_MIN_STEPS gives its stump 50 steps, far from
+#: converged where no single direction separates the classes
+#: (docs/polytope.md, "How it trains").
+LONG_STUMP_STEPS = 1280
+#: The grown tree counts as no better than a constant up to this paired
+#: statistic of the Brier scores of its leaves and of the training class
+#: proportions on the validation rows (0: its leaves predict them no better).
+CONSTANT_Z = 0.0
+#: The tree of the longer-trained stumps replaces the first one above this
+#: paired statistic (the validation choice's bar, ``_floor.SELECTION_Z``).
+LONG_Z = SELECTION_Z
 #: Most rows one epoch of a stump visits under ``batch_size="auto"``: a
 #: larger node's epochs continue through one shuffled pass of its rows, so
 #: that a stump gets at most ``growth_max_iter * 16,384`` rows (a few hundred
@@ -47,7 +66,41 @@ class _GreedyGrowthMixin:
         on the validation rows is kept (growth stops after
         ``AUTO_PATIENCE`` levels without improvement), among the depths of at
         least ``_auto_min_depth()`` levels when growth reaches them.
+
+        Where that tree's leaves predict the validation rows no better than
+        the root alone (a constant: the paired statistic of their Brier
+        scores, or squared errors, at most ``CONSTANT_Z``), the stumps did not
+        find the data's structure: growth starts again with stumps trained for at
+        least ``LONG_STUMP_STEPS`` optimizer steps each
+        (:meth:`_split_level`), and that tree replaces the first where it
+        predicts the validation rows clearly better (statistic above
+        ``LONG_Z``).
         """
+        params, depth = self._grow_levels(Z, Y, w, tr, va, ctx, auto)
+        if not (auto and va.size) or ctx.get("long_stumps"):
+            return params, depth
+        constant = self._val_losses({}, Z, Y, w, tr, va, proper=True)
+        if paired_advantage(constant, self._val_losses(params, Z, Y, w, tr, va, proper=True),
+                            w[va])[1] > CONSTANT_Z:
+            return params, depth
+        # Its own copy of the random stream: where the first tree stays, the
+        # rest of the fit draws what it would have drawn without this growth.
+        again, depth_again = self._grow_levels(
+            Z, Y, w, tr, va, {**ctx, "long_stumps": True, "rng": copy.deepcopy(ctx["rng"])},
+            auto)
+        better = paired_advantage(self._val_losses(params, Z, Y, w, tr, va),
+                                  self._val_losses(again, Z, Y, w, tr, va), w[va])[1]
+        return (again, depth_again) if better > LONG_Z else (params, depth)
+
+    def _val_losses(self, params, Z, Y, w, tr, va, proper=False):
+        """Per validation row, the loss of :meth:`_val_score` (the hard tree of
+        ``params``, leaves fitted on ``tr``); ``proper``: the Brier score of
+        its leaves' class proportions (a regressor's squared error either way)."""
+        ntr, nva = self._route_std(params, Z, tr), self._route_std(params, Z, va)
+        return self._leaf_losses(np.unique(ntr), ntr, nva, Y[tr], w[tr], Y[va], proper=proper)
+
+    def _grow_levels(self, Z, Y, w, tr, va, ctx, auto):
+        """:meth:`_grow`'s one growth: ``(params, depth)``."""
         cap = AUTO_MAX_DEPTH if auto else self.max_depth
         floor = min(self._auto_min_depth(), cap)
         W_total = w[tr].sum()
@@ -113,7 +166,9 @@ class _GreedyGrowthMixin:
         The stumps of every splittable node are trained together
         (``_training.train_stumps``), one batched training per distinct epoch
         budget (a node gets ``max(growth_max_iter, STUMP_MIN_STEPS / its
-        steps per epoch)`` epochs, so at most a few per level). A stump that
+        steps per epoch)`` epochs, ``LONG_STUMP_STEPS`` instead of
+        ``STUMP_MIN_STEPS`` when ``ctx["long_stumps"]``; so at most a few
+        budgets per level). A stump that
         puts every row on one side or gains nothing is trained again with a
         new seed, with the level's other failures (``STUMP_TRIES`` trainings
         in all); a node whose best gain is below ``min_impurity_decrease``
@@ -139,7 +194,8 @@ class _GreedyGrowthMixin:
                 if self.batch_size == "auto":  # at most STUMP_MAX_EPOCH_ROWS
                     rows[v] = min(rows[v], STUMP_MAX_EPOCH_ROWS)
                 steps = math.ceil(rows[v] / settings["batch_size"])
-                epochs = max(self.growth_max_iter, math.ceil(STUMP_MIN_STEPS / steps))
+                fewest = LONG_STUMP_STEPS if ctx.get("long_stumps") else STUMP_MIN_STEPS
+                epochs = max(self.growth_max_iter, math.ceil(fewest / steps))
                 groups.setdefault(epochs, []).append(v)
             stumps = {}
             for epochs, nodes in sorted(groups.items()):
