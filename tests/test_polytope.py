@@ -746,10 +746,11 @@ def test_growth_that_finds_nothing_grows_again_with_longer_stumps(monkeypatch):
     the validation rows like the majority class, and the default reached
     68.5 / 75.4 / 63.8% test accuracy on the seeded splits (majority 67.1%,
     depth-tuned CART 96.9%). Growth now starts again with stumps of at
-    least LONG_STUMP_STEPS steps where the first tree's leaves predict the
-    validation rows no better than a constant (Brier score): 100 / 100 /
-    98.5% (2-core AMD EPYC, 2026-11-28). On data where growth finds its
-    splits (segmentation) it grows once."""
+    least growth_max_iter * LONG_STUMP_STEPS_PER_EPOCH (1,280) steps where
+    the first tree's leaves predict the validation rows no better than a
+    constant (Brier score): 100 / 100 / 98.5% (2-core AMD EPYC,
+    2026-11-28). On data where growth finds its splits (segmentation) it
+    grows once."""
     from sklearn_difftrees.polytope import _growth
 
     calls = []

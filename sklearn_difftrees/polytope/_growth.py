@@ -28,15 +28,15 @@ AUTO_PATIENCE = 2
 STUMP_TRIES = 3
 #: Fewest optimizer steps a stump gets, however small its node.
 STUMP_MIN_STEPS = 50
-#: Fewest optimizer steps of a stump when growth starts again because its
-#: first tree scored no better than a constant on the validation rows
-#: (:meth:`_GreedyGrowthMixin._grow`): the steps of the largest stump of a
-#: table of more than ``STUMP_MAX_EPOCH_ROWS`` rows at the base batch of 256
-#: (``growth_max_iter`` = 20 epochs of 64 steps). A node of a few hundred rows
-#: is one mini-batch, so STUMP_MIN_STEPS gives its stump 50 steps, far from
-#: converged where no single direction separates the classes
-#: (docs/polytope.md, "How it trains").
-LONG_STUMP_STEPS = 1280
+#: Fewest optimizer steps of a stump per epoch of ``growth_max_iter`` when
+#: growth starts again because its first tree scored no better than a
+#: constant on the validation rows (:meth:`_GreedyGrowthMixin._grow`): an
+#: epoch of the largest stump of a table of more than ``STUMP_MAX_EPOCH_ROWS``
+#: rows at the base batch of 256 (64 steps; 1,280 in all by default). A node
+#: of a few hundred rows is one mini-batch, so STUMP_MIN_STEPS gives its stump
+#: 50 steps, far from converged where no single direction separates the
+#: classes (docs/polytope.md, "How it trains").
+LONG_STUMP_STEPS_PER_EPOCH = 64
 #: The grown tree counts as no better than a constant up to this paired
 #: statistic of the Brier scores of its leaves and of the training class
 #: proportions on the validation rows (0: its leaves predict them no better).
@@ -71,7 +71,7 @@ class _GreedyGrowthMixin:
         the root alone (a constant: the paired statistic of their Brier
         scores, or squared errors, at most ``CONSTANT_Z``), the stumps did not
         find the data's structure: growth starts again with stumps trained for at
-        least ``LONG_STUMP_STEPS`` optimizer steps each
+        least ``growth_max_iter * LONG_STUMP_STEPS_PER_EPOCH`` optimizer steps each
         (:meth:`_split_level`), and that tree replaces the first where it
         predicts the validation rows clearly better (statistic above
         ``LONG_Z``).
@@ -166,8 +166,9 @@ class _GreedyGrowthMixin:
         The stumps of every splittable node are trained together
         (``_training.train_stumps``), one batched training per distinct epoch
         budget (a node gets ``max(growth_max_iter, STUMP_MIN_STEPS / its
-        steps per epoch)`` epochs, ``LONG_STUMP_STEPS`` instead of
-        ``STUMP_MIN_STEPS`` when ``ctx["long_stumps"]``; so at most a few
+        steps per epoch)`` epochs, ``growth_max_iter *
+        LONG_STUMP_STEPS_PER_EPOCH`` instead of ``STUMP_MIN_STEPS`` steps when
+        ``ctx["long_stumps"]``; so at most a few
         budgets per level). A stump that
         puts every row on one side or gains nothing is trained again with a
         new seed, with the level's other failures (``STUMP_TRIES`` trainings
@@ -194,7 +195,8 @@ class _GreedyGrowthMixin:
                 if self.batch_size == "auto":  # at most STUMP_MAX_EPOCH_ROWS
                     rows[v] = min(rows[v], STUMP_MAX_EPOCH_ROWS)
                 steps = math.ceil(rows[v] / settings["batch_size"])
-                fewest = LONG_STUMP_STEPS if ctx.get("long_stumps") else STUMP_MIN_STEPS
+                fewest = (self.growth_max_iter * LONG_STUMP_STEPS_PER_EPOCH
+                          if ctx.get("long_stumps") else STUMP_MIN_STEPS)
                 epochs = max(self.growth_max_iter, math.ceil(fewest / steps))
                 groups.setdefault(epochs, []).append(v)
             stumps = {}
