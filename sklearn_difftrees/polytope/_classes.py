@@ -579,8 +579,7 @@ class ConvexPolytopeTreeRegressor(RegressorMixin, _BaseConvexPolytopeTree):
         return weighted_r2(Yva, pred, wva)
 
     def _leaf_losses(self, leaves, ntr, nva, Ytr, wtr, Yva, proper=False):
-        """Per validation row, the squared error of the standardized targets
-        (mean over the outputs; a proper score, whatever ``proper``)."""
+        """Per validation row, the squared error of the standardized targets (any ``proper``)."""
         return ((self._leaf_predictions(leaves, ntr, nva, Ytr, wtr) - Yva) ** 2).mean(1)
 
     def predict(self, X):
