@@ -14,7 +14,11 @@ _DOC_PARAMS = """
         stops after 2 levels without improvement. The depth is never chosen
         on training data. A classifier keeps at least
         ``ceil(log2(n_classes))`` levels when growth reaches them (enough
-        leaves for every class).
+        leaves for every class). Where the tree of the chosen depth predicts
+        the validation rows no better than a constant, growth starts once
+        more with stumps trained longer (at least ``64 * growth_max_iter``
+        optimizer steps each), whose tree is kept where it validates clearly
+        better.
     max_facets : int, default=10
         ``K``, the number of linear experts (polytope facets) per split before
         shrinkage (the paper uses up to 50). After training, each split keeps

@@ -79,8 +79,21 @@ class _GreedyGrowthMixin:
         params, depth = self._grow_levels(Z, Y, w, tr, va, ctx, auto)
         if not (auto and va.size) or ctx.get("long_stumps"):
             return params, depth
-        constant = self._val_losses({}, Z, Y, w, tr, va, proper=True)
-        if paired_advantage(constant, self._val_losses(params, Z, Y, w, tr, va, proper=True),
+
+        def routes(params):
+            """``(leaves, training rows' nodes, validation rows' nodes)`` of the
+            hard tree of ``params``."""
+            ntr, nva = self._route_std(params, Z, tr), self._route_std(params, Z, va)
+            return np.unique(ntr), ntr, nva
+
+        def losses(routed, proper=False):
+            """Per validation row, the loss of :meth:`_val_score` (leaves fitted on
+            ``tr``); ``proper``: the Brier score of the leaves' class proportions
+            (a regressor's squared error either way)."""
+            return self._leaf_losses(*routed, Y[tr], w[tr], Y[va], proper=proper)
+
+        first = routes(params)  # routed once for both of its comparisons
+        if paired_advantage(losses(routes({}), proper=True), losses(first, proper=True),
                             w[va])[1] > CONSTANT_Z:
             return params, depth
         # Its own copy of the random stream: where the first tree stays, the
@@ -88,16 +101,8 @@ class _GreedyGrowthMixin:
         again, depth_again = self._grow_levels(
             Z, Y, w, tr, va, {**ctx, "long_stumps": True, "rng": copy.deepcopy(ctx["rng"])},
             auto)
-        better = paired_advantage(self._val_losses(params, Z, Y, w, tr, va),
-                                  self._val_losses(again, Z, Y, w, tr, va), w[va])[1]
+        better = paired_advantage(losses(first), losses(routes(again)), w[va])[1]
         return (again, depth_again) if better > LONG_Z else (params, depth)
-
-    def _val_losses(self, params, Z, Y, w, tr, va, proper=False):
-        """Per validation row, the loss of :meth:`_val_score` (the hard tree of
-        ``params``, leaves fitted on ``tr``); ``proper``: the Brier score of
-        its leaves' class proportions (a regressor's squared error either way)."""
-        ntr, nva = self._route_std(params, Z, tr), self._route_std(params, Z, va)
-        return self._leaf_losses(np.unique(ntr), ntr, nva, Y[tr], w[tr], Y[va], proper=proper)
 
     def _grow_levels(self, Z, Y, w, tr, va, ctx, auto):
         """:meth:`_grow`'s one growth: ``(params, depth)``."""
