@@ -94,8 +94,10 @@ def rows_seen(monkeypatch):
 @pytest.fixture
 def no_cross_check(monkeypatch):
     """Fits without the out-of-fold cross-check of small tables (its clones'
-    fits would count among a test's runs or calls): tests of what a fit
-    does before it."""
+    fits would count among a test's runs or calls) nor the validation check
+    that replaces it on larger ones (its CARTs' depth choice would): tests
+    of what a fit does before them."""
     from sklearn_difftrees._core import selection
 
     monkeypatch.setattr(selection, "CROSS_CHECK_MAX_ROWS", 0)
+    monkeypatch.setattr(selection, "validation_check", lambda *args, **kwargs: None)

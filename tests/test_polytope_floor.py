@@ -294,8 +294,10 @@ def test_validation_choice_can_return_the_cart_of_the_depth(monkeypatch):
     monkeypatch.setattr(_floor, "paired_advantage", only_cart)
     monkeypatch.setattr(_floor, "SELECTION_Z", 1e300)  # nothing else can pass
     # the validation choice alone (the out-of-fold cross-check, which would
-    # compare this CART with the depth-tuned one, is tests/test_cross_check.py's)
+    # compare this CART with the depth-tuned one, is tests/test_cross_check.py's;
+    # the validation check of larger tables, tests/test_validation_check.py's)
     monkeypatch.setattr(selection, "CROSS_CHECK_MAX_ROWS", 0)
+    monkeypatch.setattr(selection, "validation_check", lambda *args, **kwargs: None)
     est.fit(X, y)
     assert not est.refined_ and est.threshold_ == est.threshold
     assert est.n_facets_.max() == 1

@@ -297,7 +297,7 @@ class BaseGradientModel(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
         if not warm:
             self._choose_structure(Z_fit, Y_fit, w_fit, seed)
 
-        val = None
+        val = split = None
         if self.early_stopping:
             tr, va = validation_split(
                 Z_fit.shape[0],
@@ -305,7 +305,7 @@ class BaseGradientModel(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
                 rng,
                 stratify=Y_fit if is_classifier(self) else None,
             )
-            val = (Z_fit[va], Y_fit[va], w_fit[va])
+            val, split = (Z_fit[va], Y_fit[va], w_fit[va]), (tr, va)
             Z_fit, Y_fit, w_fit = Z_fit[tr], Y_fit[tr], w_fit[tr]
 
         torch = require_torch(f"{type(self).__name__}.fit")  # the only place a fit imports torch
@@ -352,7 +352,8 @@ class BaseGradientModel(VersionedStateMixin, BaseEstimator, metaclass=ABCMeta):
             name=getattr(self, "_owner_name", type(self).__name__),  # set by a wrapper
         )
         return _FitPlan(module, pack(Z_fit, Y_fit, w_fit), train_kwargs, device,
-                        X, Y, sample_weight, keep, None if warm else (Z_fit, Y_fit, w_fit))
+                        X, Y, sample_weight, keep, None if warm else (Z_fit, Y_fit, w_fit),
+                        split)
 
     def _fit_complete(self, plan, history):
         """Everything of ``fit`` after the training loop: the training record

@@ -366,7 +366,12 @@ _DOC_PARAMS = (
         (paired statistic above 1.5 over all rows; squared errors for the
         regressor), it is returned, embedded as above (or, should it fit
         the training rows worse, the depth-2 CART). This costs two to three
-        times the fit. The training record (``n_iter_``, ``loss_curve_``,
+        times the fit. On more rows, with early stopping, the fitted tree is compared with
+        the depth-tuned CART grown on the training part instead, row by row
+        on the validation rows: that CART replaces it where its paired
+        statistic there exceeds 1.5, or where it predicts them at least as
+        well and fits the training rows better by that statistic (a few CART
+        fits). The training record (``n_iter_``, ``loss_curve_``,
         ...) still describes the trained network, and a ``warm_start``
         continuation starts from that network, not from the CART. The
         forests' members always apply the floor, never the comparison.

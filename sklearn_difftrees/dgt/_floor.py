@@ -63,7 +63,8 @@ def apply_cross_check(est, plan, norm):
     can), the reference does.
     """
     found = cross_checked_plan(est, plan, max_depth=est.max_depth_,
-                               clone_params=dict(max_depth=est.max_depth_, init=est.init_))
+                               clone_params=dict(max_depth=est.max_depth_, init=est.init_),
+                               decision=est.tree_.predict)
     if found is None:
         return False
     cart, _, rows = found

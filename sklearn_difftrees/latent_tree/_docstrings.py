@@ -122,7 +122,12 @@ _DOC_PARAMS = """
         or the depth-2 CART, should it fit the training rows worse): its
         splits route hard, every node is kept (``pruning_values_`` all 1)
         and the linear head reads only the leaf indicators. Costs two to
-        three times the fit on those tables. Not with ``head="mlp"`` nor in a
+        three times the fit on those tables. On more rows, with early stopping, the fitted model is compared with
+        the depth-tuned CART grown on the training part instead, row by row
+        on the validation rows: that CART replaces it where its paired
+        statistic there exceeds 1.5, or where it predicts them at least as
+        well and fits the training rows better by that statistic (a few CART
+        fits). Not with ``head="mlp"`` nor in a
         ``warm_start`` continuation, which trains on from the trained
         network (its depth), not from the CART; the training record
         (``n_iter_``, ...) describes that network too. ``False`` returns the

@@ -60,7 +60,8 @@ def apply_cross_check(est, plan, max_depth):
     (:func:`cart_as_latent_tree`).
     """
     found = cross_checked_plan(est, plan, max_depth=max_depth,
-                               clone_params=dict(max_depth=est.max_depth_, init=est.init_))
+                               clone_params=dict(max_depth=est.max_depth_, init=est.init_),
+                               decision=lambda X: est._output_values(est._head_output(X)))
     if found is None:
         return False
     cart_as_latent_tree(est, *found, plan.X, plan.Y, plan.sample_weight, plan.keep)

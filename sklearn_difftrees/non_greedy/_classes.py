@@ -29,7 +29,12 @@ from .._core.greedy import (
 )
 from .._core.embedding import cart_to_complete
 from .._core.onnx_graph import hard_tree_outputs
-from .._core.selection import cross_check_applies, cross_checked_cart, paired_advantage
+from .._core.selection import (
+    cross_check_applies,
+    cross_checked_cart,
+    paired_advantage,
+    validation_check_applies,
+)
 from .._core.threads import single_blas_thread
 from .._core.tree import ObliqueTree
 from .._core.validation import (check_fit_data, constant_columns, fit_standardizer,
@@ -271,9 +276,9 @@ class _BaseNonGreedy(BaseObliqueTree):
         else:
             depth, self.depth_scores_ = self.max_depth, None
         self.max_depth_ = depth
-        val = None
+        val = split = None
         if self.early_stopping:
-            tr, va = validation_split(
+            split = tr, va = validation_split(
                 Z_fit.shape[0], self.validation_fraction, rng,
                 stratify=Y_fit if is_classifier(self) else None,
             )
@@ -291,20 +296,28 @@ class _BaseNonGreedy(BaseObliqueTree):
             self.max_depth_ = depth
         self.init_tree_ = self._make_tree(*start_tree, X_keep, w_keep, constant)
         set_training_record(self, record)
-        self.greedy_fallback_ = False
+        self.greedy_fallback_, tree = False, None
         if self.greedy_floor:  # never fit the rows worse than two greedy levels
             W, b, theta, self.greedy_fallback_ = self._greedy_floor(
                 Z_all, Y_all, w_all, sub_all, seed, depth, W, b, theta, bins, codes_all)
+            found = None
             if cross_check_applies(keep.size):
                 # Out of fold on a small table: clones of this tree at its depth
                 # against the depth-tuned CARTs (the core's cross_check).
                 found = cross_checked_cart(
                     self, X[keep], Z_all, Y_all, w_all, classification=is_classifier(self),
                     max_depth=depth, seed=seed, clone_params={"max_depth": depth})
-                if found is not None:
-                    W, b, theta = self._embed_cart(found[0], Z_all, Y_all, w_all, depth)
-                    self.greedy_fallback_ = True
-        self.tree_ = self._make_tree(W, b, theta, X_keep, w_keep, constant)
+            elif split is not None and validation_check_applies(keep.size):
+                # On a larger one, the tree itself on the validation rows.
+                tree = self._make_tree(W, b, theta, X_keep, w_keep, constant)
+                found = cross_checked_cart(
+                    self, X[keep], Z_all, Y_all, w_all, classification=is_classifier(self),
+                    max_depth=depth, seed=seed, split=split, decision=tree.predict)
+            if found is not None:
+                W, b, theta = self._embed_cart(found[0], Z_all, Y_all, w_all, depth)
+                self.greedy_fallback_, tree = True, None
+        self.tree_ = (tree if tree is not None
+                      else self._make_tree(W, b, theta, X_keep, w_keep, constant))
         self.n_active_leaves_ = self.tree_.n_leaves
         check_finite_model(self, X)
         return self

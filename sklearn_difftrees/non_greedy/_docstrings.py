@@ -115,7 +115,12 @@ _DOC_PARAMS = """
         rows and scored on the third; where the CART clearly predicts the
         held-out rows better (paired statistic above 1.5), that CART,
         embedded in the complete tree, is returned (``greedy_fallback_``).
-        About two to three times the fit. ``False`` returns the trained tree
+        About two to three times the fit. On more rows, with early stopping, the fitted tree is compared with
+        the depth-tuned CART grown on the training part instead, row by row
+        on the validation rows: that CART replaces it where its paired
+        statistic there exceeds 1.5, or where it predicts them at least as
+        well and fits the training rows better by that statistic (a few CART
+        fits). ``False`` returns the trained tree
         whatever its fit (the paper's procedure).
 """ + CATEGORICAL_PARAM_DOC + """    random_state : int, RandomState instance or None, default=None
         Seeds CART, the validation split and the shuffling through private

@@ -265,7 +265,7 @@ class _BaseConvexPolytopeTree(_GreedyGrowthMixin, _FreezeMixin, _GreedyFloorMixi
         self.greedy_fallback_ = False
         if self.greedy_floor:  # never fit the rows worse than two greedy levels
             self.tree_, self.greedy_fallback_ = self._greedy_floor(
-                self.tree_, grown, build, Z, X_fit, Y_fit, w_fit,
+                self.tree_, grown, build, Z, X_fit, Y_fit, w_fit, (tr, va),
                 seed=int(rng.randint(np.iinfo(np.int32).max)))
         self.max_depth_ = self.tree_.max_depth  # D (another) where a CART replaced the tree
         self.n_facets_ = self.tree_.n_facets

@@ -141,7 +141,13 @@ _DOC_PARAMS = """
         that CART on two thirds of the rows each, scored on the third left
         out; where the CART errs clearly less (paired statistic above 1.5
         over all rows), it is returned (``greedy_fallback_="cart"``). This
-        costs about three times the fit. ``False`` returns the trained tree
+        costs about three times the fit. On more rows (with validation rows: ``max_depth="auto"`` or
+        early stopping), the fitted tree is compared with
+        the depth-tuned CART grown on the training part instead, row by row
+        on the validation rows: that CART replaces it where its paired
+        statistic there exceeds 1.5, or where it predicts them at least as
+        well and fits the training rows better by that statistic (a few CART
+        fits). ``False`` returns the trained tree
         whatever its fit (the paper's procedure).
 """ + CATEGORICAL_PARAM_DOC + """    random_state : int, RandomState instance or None, default=None
         Seeds the initializations, the validation split and the shuffling

@@ -21,7 +21,12 @@ import numbers
 import numpy as np
 from sklearn.base import is_classifier
 
-from .._core.selection import cross_check_applies, cross_checked_cart, paired_advantage
+from .._core.selection import (
+    cross_check_applies,
+    cross_checked_cart,
+    paired_advantage,
+    validation_check_applies,
+)
 from .._core.greedy import (
     FLOOR_DEPTH,
     GREEDY_MAX_ROWS,
@@ -184,7 +189,7 @@ class _GreedyFloorMixin:
                     min_samples_leaf=self.min_samples_leaf,
                     min_weight_fraction_leaf=self.min_weight_fraction_leaf)
 
-    def _greedy_floor(self, tree, grown, build, Z, X, Y, w, seed):
+    def _greedy_floor(self, tree, grown, build, Z, X, Y, w, split, seed):
         """The tree to return and ``greedy_fallback_``.
 
         ``tree`` is the fitted (refined) tree, ``grown`` the greedily grown
@@ -193,7 +198,9 @@ class _GreedyFloorMixin:
         a :class:`PolytopeTree`: trained splits the way ``fit`` does (facet
         selection, thresholds, leaf-size limits), or with ``refit=False``
         as they are (the CART's). ``(Z, X, Y, w)`` are all
-        the fit rows (standardized and raw). Returns ``(tree, False)``,
+        the fit rows (standardized and raw), ``split`` the positions ``(tr,
+        va)`` of the training and validation rows among them (``va`` may be
+        empty). Returns ``(tree, False)``,
         ``(unrefined tree, "unrefined")`` or ``(CART tree, "cart")``.
         """
         classification = is_classifier(self)
@@ -210,7 +217,7 @@ class _GreedyFloorMixin:
             return build(cart_params(cart, Z.shape[1]), depth, refit=False)
 
         if self._tree_fit_score(tree, X, Y, w) >= ref.score:
-            return self._cross_check(tree, False, as_tree, ref, Z, X, Y, w, seed)
+            return self._cross_check(tree, False, as_tree, ref, Z, X, Y, w, split, seed)
 
         candidates = [("unrefined", lambda: build(grown, self.max_depth_))] if grown else []
         if depth > FLOOR_DEPTH:  # the reference's criterion, grown to depth D
@@ -221,9 +228,9 @@ class _GreedyFloorMixin:
                                      candidates + [("cart", lambda: as_tree(ref.cart))])
         # Neither fallback holds refined splits; the grown one has ``threshold``.
         self.refined_, self.threshold_ = False, self.threshold
-        return self._cross_check(tree, label, as_tree, ref, Z, X, Y, w, seed)
+        return self._cross_check(tree, label, as_tree, ref, Z, X, Y, w, split, seed)
 
-    def _cross_check(self, tree, label, as_tree, ref, Z, X, Y, w, seed):
+    def _cross_check(self, tree, label, as_tree, ref, Z, X, Y, w, split, seed):
         """``(tree, label)``, or ``(depth-tuned CART, "cart")`` where that
         CART clearly predicts held-out rows better (on at most the core's
         ``CROSS_CHECK_MAX_ROWS`` fit rows, not inside another cross-check):
@@ -236,16 +243,20 @@ class _GreedyFloorMixin:
         can), the reference is returned. ``as_tree(cart, depth)`` writes a
         CART as a polytope tree. On a small table the validation part is a
         few dozen rows, too few to tell a polytope tree that overfits many
-        features from the CART."""
-        if not cross_check_applies(Z.shape[0]):
-            return tree, label
-        classification = is_classifier(self)
-        deepest = TUNED_MAX_DEPTH
+        features from the CART. On more rows, ``tree`` itself on the
+        validation rows of ``split`` (the core's
+        :func:`~sklearn_difftrees._core.selection.validation_check`)."""
+        kwargs = dict(classification=is_classifier(self), seed=seed,
+                      max_depth=TUNED_MAX_DEPTH, cart_params=self._leaf_limits())
         if isinstance(self.max_depth, numbers.Integral):  # a depth the user set
-            deepest = min(deepest, self.max_depth)
-        found = cross_checked_cart(self, X, Z, Y, w, classification=classification,
-                                   max_depth=deepest, seed=seed,
-                                   cart_params=self._leaf_limits())
+            kwargs["max_depth"] = min(TUNED_MAX_DEPTH, self.max_depth)
+        if cross_check_applies(Z.shape[0]):
+            found = cross_checked_cart(self, X, Z, Y, w, **kwargs)
+        elif split[1].size and validation_check_applies(Z.shape[0]):
+            found = cross_checked_cart(self, X, Z, Y, w, split=split, decision=tree.predict,
+                                       **kwargs)
+        else:
+            return tree, label
         if found is None:
             return tree, label
         cart, depth = found

@@ -103,7 +103,12 @@ _DOC_PARAMS = """
         training rows worse): its first tree holds the CART's splits,
         routing every row hard, and leaf values; the other trees send every
         row to one leaf of value 0. Costs two to three times the fit
-        on those tables. Not in a ``warm_start`` continuation, which trains
+        on those tables. On more rows, with early stopping, the fitted ensemble is compared with
+        the depth-tuned CART grown on the training part instead, row by row
+        on the validation rows: that CART replaces it where its paired
+        statistic there exceeds 1.5, or where it predicts them at least as
+        well and fits the training rows better by that statistic (a few CART
+        fits). Not in a ``warm_start`` continuation, which trains
         on from the trained ensemble, not from the CART; the training record
         (``n_iter_``, ...) describes that ensemble too. ``False`` returns the
         trained ensemble.

@@ -56,7 +56,7 @@ def apply_cross_check(est, plan):
     the ensemble (:func:`cart_as_ensemble`).
     """
     found = cross_checked_plan(est, plan, max_depth=est.max_depth,
-                               clone_params=dict(init=est.init_))
+                               clone_params=dict(init=est.init_), decision=est._raw_output)
     if found is None:
         return False
     cart_as_ensemble(est, found[0], found[2], plan.X, plan.sample_weight, plan.keep)
