@@ -97,6 +97,31 @@ def test_cross_check_carts_do_not_depend_on_the_features_magnitude(transform):
     assert moved is not None
     assert moved.gain == pytest.approx(plain.gain) and moved.z == pytest.approx(plain.z)
 
+def test_a_cart_better_out_of_fold_but_not_clearly_wins_where_it_fits_clearly_better(
+        monkeypatch):
+    """Out of fold the CART predicts held-out rows a little better (statistic
+    below the bar): it replaces the model where it also fits the fit rows
+    clearly better than the fitted model (its ``decision``), not where the
+    model fits as well, where the out-of-fold advantage is exactly 0 (as
+    where the clones fall back to a CART themselves), nor without a
+    decision."""
+    X, y = _separable()
+    w = np.ones(X.shape[0])
+
+    def run(gain, decision):
+        monkeypatch.setattr(selection, "cross_check",
+                            lambda *a, **k: selection.CrossCheck(gain, 1.0, "gini"))
+        return selection.cross_checked_cart(_Recorder(verbose=0), X, X, y, w,
+                                            classification=True, max_depth=3, seed=0,
+                                            decision=decision)
+
+    wrong = np.arange(y.size) % 5 == 0  # a fitted model wrong on 20% of its rows
+    assert run(0.01, lambda Xs: np.eye(2)[np.where(wrong, 1 - y, y)]) is not None
+    assert run(0.0, lambda Xs: np.eye(2)[np.where(wrong, 1 - y, y)]) is None
+    assert run(0.01, None) is None
+    assert run(0.01, lambda Xs: np.eye(2)[y]) is None  # it fits as well as the CART
+
+
 def test_cross_check_skips_only_what_the_method_or_the_data_refuse(monkeypatch):
     # Fewer members of every class than folds: the folds cannot be drawn.
     X4, y4 = np.arange(8.0).reshape(4, 2), np.array([0, 0, 1, 1])

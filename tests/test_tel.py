@@ -293,8 +293,10 @@ def test_trees_start_and_stay_different():
     w = layer.weight.detach().clone()
     for s, t in itertools.combinations(range(5), 2):
         assert not torch.equal(w[s], w[t])
+    # greedy_floor=False: the trained ensemble, never the CART that the check
+    # of five epochs' fit may return (one tree of splits, the others empty)
     clf = TreeEnsembleLayerClassifier(n_trees=5, max_depth=2, max_iter=5, init="random",
-                                      random_state=0)
+                                      random_state=0, greedy_floor=False)
     X, y = make_classification(200, 4, random_state=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

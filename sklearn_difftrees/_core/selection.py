@@ -209,6 +209,15 @@ def cross_check(est, X, Y, w, *, classification, max_depth, seed, clone_params=N
     return CrossCheck(*paired_advantage(mine, cart[criterion], w), criterion)
 
 
+def _model_losses(est, decision, X, Y, classification):
+    """Per row of ``X``, the fitted model's loss (:func:`_row_losses`) from its
+    ``decision`` (see :func:`validation_check`)."""
+    out = np.asarray(decision(X), dtype=np.float64)
+    if classification:
+        return (out.argmax(axis=1) != Y).astype(np.float64)
+    return _row_losses((out - est._target_mean) / est._target_scale, Y, False)
+
+
 def validation_check(est, decision, X, Z, Y, w, tr, va, *, classification, max_depth, seed,
                      cart_params=None):
     """How much better the depth-tuned CART predicts the validation rows than ``est``.
@@ -236,11 +245,7 @@ def validation_check(est, decision, X, Z, Y, w, tr, va, *, classification, max_d
     """
     from .greedy import fit_cart
 
-    out = np.asarray(decision(X), dtype=np.float64)
-    if classification:
-        mine = (out.argmax(axis=1) != Y).astype(np.float64)
-    else:
-        mine = _row_losses((out - est._target_mean) / est._target_scale, Y, False)
+    mine = _model_losses(est, decision, X, Y, classification)
     # Tuned and grown on at most GREEDY_MAX_ROWS training rows (the CARTs of
     # both criteria on all 90,000 of the 100k x 50 table's took 6 s).
     depth, grow = _tuned(Z[tr], Y[tr], w[tr], classification=classification,
@@ -267,7 +272,11 @@ def cross_checked_cart(est, X, Z, Y, w, *, classification, max_depth, seed, clon
     validated them; ``Y``, ``w``, ``max_depth``, ``seed``, ``clone_params``
     and ``cart_params`` as there), or with ``split = (tr, va)`` (positions
     of the training and validation rows among them) :func:`validation_check`
-    of the fitted model's ``decision``; where its statistic exceeds
+    of the fitted model's ``decision``. Out of fold, where the CART's
+    advantage is positive but its statistic at most :data:`CROSS_CHECK_Z`,
+    and ``decision`` is given, the statistic becomes that of the CART below
+    over the fitted model on every fit row (their fit: a CART no worse out
+    of fold that fits the rows clearly better dominates). Where the statistic exceeds
     :data:`CROSS_CHECK_Z`, the CART of the criterion that erred less, grown
     on ``Z`` (the same rows as the method's splits see them, e.g.
     standardized) at the depth :func:`cross_check_depth` tunes on them,
@@ -286,17 +295,32 @@ def cross_checked_cart(est, X, Z, Y, w, *, classification, max_depth, seed, clon
         result = validation_check(est, decision, X, Z, Y, w, *split,
                                   classification=classification, max_depth=max_depth,
                                   seed=seed, cart_params=cart_params)
-    if result is None or result.z <= CROSS_CHECK_Z:
+    if result is None:
         return None
-    depth = cross_check_depth(Z, Y, w, classification=classification, max_depth=max_depth,
-                              seed=seed)
+    z, cart = result.z, None
+    if split is None and decision is not None and result.gain > 0 and z <= CROSS_CHECK_Z:
+        # Better out of fold, not clearly: the CART also dominates where it fits
+        # the fit rows clearly better than the fitted model (a model whose own
+        # training ended worse than its clones'; a gain of exactly 0, as where
+        # the clones fall back to a CART themselves, says nothing of it).
+        depth = cross_check_depth(Z, Y, w, classification=classification,
+                                  max_depth=max_depth, seed=seed)
+        cart = fit_cart(Z, Y, w, depth=depth, criterion=result.criterion,
+                        classification=classification, seed=seed, **(cart_params or {}))
+        z = paired_advantage(_model_losses(est, decision, X, Y, classification),
+                             _row_losses(cart.predict(Z), Y, classification), w)[1]
+    if z <= CROSS_CHECK_Z:
+        return None
+    if cart is None:
+        depth = cross_check_depth(Z, Y, w, classification=classification,
+                                  max_depth=max_depth, seed=seed)
+        cart = fit_cart(Z, Y, w, depth=depth, criterion=result.criterion,
+                        classification=classification, seed=seed, **(cart_params or {}))
     if getattr(est, "verbose", 0):
         where = "out-of-fold" if split is None else "validation"
         print(f"{type(est).__name__}: a depth-{depth} CART ({result.criterion}) predicts "
-              f"held-out rows better ({where} paired statistic {result.z:.2f} > "
+              f"held-out rows better ({where} paired statistic {z:.2f} > "
               f"{CROSS_CHECK_Z}); it replaces the fitted model")
-    cart = fit_cart(Z, Y, w, depth=depth, criterion=result.criterion,
-                    classification=classification, seed=seed, **(cart_params or {}))
     ref = greedy_reference(Z, Y, w, depth=depth, classification=classification, seed=seed,
                            **(cart_params or {}))
     if fit_score(cart.predict(Z), Y, w, classification) < ref.score:

@@ -352,29 +352,31 @@ _DOC_PARAMS = (
         so that the next ``fit`` continues from them.
     greedy_floor : bool, default=True
         Never return a tree that fits its training rows (the early-stopping
-        hold-out included) worse than a depth-2 CART, the better of
-        information gain and Gini (squared error for the regressor): such a
-        tree is replaced by the CART of depth ``max_depth_`` with that
-        criterion, embedded in the complete tree with closed-form leaves
-        (``greedy_fallback_``). A single tree's ``fit`` on at most 5,000
-        rows (not a ``warm_start`` continuation) then also compares the tree with the
-        depth-tuned CART (2 to ``max_depth_`` levels) out of fold, where
-        the early-stopping hold-out is too small to tell a tree that
-        overfits many features from one that generalizes: three more fits
-        of the estimator and of that CART on two thirds of the rows each,
-        scored on the third left out; where the CART errs clearly less
-        (paired statistic above 1.5 over all rows; squared errors for the
-        regressor), it is returned, embedded as above (or, should it fit
-        the training rows worse, the depth-2 CART). This costs two to three
-        times the fit. On more rows, with early stopping, the fitted tree is compared with
-        the depth-tuned CART grown on the training part instead, row by row
-        on the validation rows: that CART replaces it where its paired
-        statistic there exceeds 1.5, or where it predicts them at least as
-        well and fits the training rows better by that statistic (a few CART
-        fits). The training record (``n_iter_``, ``loss_curve_``,
-        ...) still describes the trained network, and a ``warm_start``
-        continuation starts from that network, not from the CART. The
-        forests' members always apply the floor, never the comparison.
+        hold-out included) worse than a depth-2 CART, the better of information
+        gain and Gini (squared error for the regressor): such a tree is
+        replaced by the CART of depth ``max_depth_`` with that criterion,
+        embedded in the complete tree with closed-form leaves
+        (``greedy_fallback_``). A single tree's ``fit`` on at most 5,000 rows
+        (not a ``warm_start`` continuation) then also compares the tree with
+        the depth-tuned CART (2 to ``max_depth_`` levels) out of fold, where
+        the early-stopping hold-out is too small to tell a tree that overfits
+        many features from one that generalizes: three more fits of the
+        estimator and of that CART on two thirds of the rows each, scored on
+        the third left out; where the CART errs clearly less (paired statistic
+        above 1.5 over all rows; squared errors for the regressor), it is
+        returned, embedded as above (or, should it fit the training rows worse,
+        the depth-2 CART). This costs two to three times the fit. A CART that
+        errs less out of fold without clearing that bar is returned too where
+        it fits the fit rows clearly better than the fitted model (the same
+        statistic). On more rows, with early stopping, the fitted tree is
+        compared with the depth-tuned CART grown on the training part instead,
+        row by row on the validation rows: that CART replaces it where its
+        paired statistic there exceeds 1.5, or where it predicts them at least
+        as well and fits the training rows better by that statistic (a few CART
+        fits). The training record (``n_iter_``, ``loss_curve_``, ...) still
+        describes the trained network, and a ``warm_start`` continuation starts
+        from that network, not from the CART. The forests' members always apply
+        the floor, never the comparison.
 """
 )
 

@@ -112,26 +112,27 @@ _DOC_PARAMS = """
     greedy_floor : bool, default=True
         On at most 5,000 training rows, where the early-stopping hold-out is
         too small to tell a model that overfits many features from one that
-        generalizes, compare the fitted model with the depth-tuned CART
-        (2 to 8 levels under ``max_depth="auto"``, else to ``max_depth``)
-        out of fold: three more fits of the estimator (with the depth and
-        start this fit chose) and of that CART on two thirds of the rows
-        each, scored on the third left out. Where the CART errs clearly
-        less (paired statistic above 1.5 over all rows; squared errors for
-        the regressor), the model becomes that CART (``greedy_fallback_``;
-        or the depth-2 CART, should it fit the training rows worse): its
-        splits route hard, every node is kept (``pruning_values_`` all 1)
-        and the linear head reads only the leaf indicators. Costs two to
-        three times the fit on those tables. On more rows, with early stopping, the fitted model is compared with
-        the depth-tuned CART grown on the training part instead, row by row
-        on the validation rows: that CART replaces it where its paired
-        statistic there exceeds 1.5, or where it predicts them at least as
-        well and fits the training rows better by that statistic (a few CART
-        fits). Not with ``head="mlp"`` nor in a
-        ``warm_start`` continuation, which trains on from the trained
-        network (its depth), not from the CART; the training record
-        (``n_iter_``, ...) describes that network too. ``False`` returns the
-        trained model.
+        generalizes, compare the fitted model with the depth-tuned CART (2 to 8
+        levels under ``max_depth="auto"``, else to ``max_depth``) out of fold:
+        three more fits of the estimator (with the depth and start this fit
+        chose) and of that CART on two thirds of the rows each, scored on the
+        third left out. Where the CART errs clearly less (paired statistic
+        above 1.5 over all rows; squared errors for the regressor), the model
+        becomes that CART (``greedy_fallback_``; or the depth-2 CART, should it
+        fit the training rows worse): its splits route hard, every node is kept
+        (``pruning_values_`` all 1) and the linear head reads only the leaf
+        indicators. Costs two to three times the fit on those tables. A CART
+        that errs less out of fold without clearing that bar is returned too
+        where it fits the fit rows clearly better than the fitted model (the
+        same statistic). On more rows, with early stopping, the fitted model is
+        compared with the depth-tuned CART grown on the training part instead,
+        row by row on the validation rows: that CART replaces it where its
+        paired statistic there exceeds 1.5, or where it predicts them at least
+        as well and fits the training rows better by that statistic (a few CART
+        fits). Not with ``head="mlp"`` nor in a ``warm_start`` continuation,
+        which trains on from the trained network (its depth), not from the
+        CART; the training record (``n_iter_``, ...) describes that network
+        too. ``False`` returns the trained model.
 """
 
 _DOC_ATTRS = """

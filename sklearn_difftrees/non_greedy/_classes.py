@@ -301,18 +301,16 @@ class _BaseNonGreedy(BaseObliqueTree):
             W, b, theta, self.greedy_fallback_ = self._greedy_floor(
                 Z_all, Y_all, w_all, sub_all, seed, depth, W, b, theta, bins, codes_all)
             found = None
-            if cross_check_applies(keep.size):
-                # Out of fold on a small table: clones of this tree at its depth
-                # against the depth-tuned CARTs (the core's cross_check).
-                found = cross_checked_cart(
-                    self, X[keep], Z_all, Y_all, w_all, classification=is_classifier(self),
-                    max_depth=depth, seed=seed, clone_params={"max_depth": depth})
-            elif split is not None and validation_check_applies(keep.size):
-                # On a larger one, the tree itself on the validation rows.
+            small = cross_check_applies(keep.size)
+            if small or (split is not None and validation_check_applies(keep.size)):
+                # Out of fold on a small table (clones of this tree at its depth
+                # against the depth-tuned CARTs: the core's cross_check), on a
+                # larger one the tree itself on the validation rows.
                 tree = self._make_tree(W, b, theta, X_keep, w_keep, constant)
                 found = cross_checked_cart(
                     self, X[keep], Z_all, Y_all, w_all, classification=is_classifier(self),
-                    max_depth=depth, seed=seed, split=split, decision=tree.predict)
+                    max_depth=depth, seed=seed, clone_params={"max_depth": depth},
+                    split=None if small else split, decision=tree.predict)
             if found is not None:
                 W, b, theta = self._embed_cart(found[0], Z_all, Y_all, w_all, depth)
                 self.greedy_fallback_, tree = True, None

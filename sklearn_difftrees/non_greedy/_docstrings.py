@@ -99,28 +99,30 @@ _DOC_PARAMS = """
         Minimum improvement of the monitored loss (and, with ``stable``, of
         the bound before the assignments are refreshed).
     greedy_floor : bool, default=True
-        Never return a tree that fits its training rows worse than two
-        greedy levels. After training, the tree's training score (accuracy /
-        R^2 on every training row, the early-stopping hold-out included) is
-        compared with that of a CART of depth ``min(max_depth_, 2)`` grown
-        on the same rows (the better of the information-gain and Gini trees
-        for the classifier; squared error for the regressor; under
-        ``batch_size="auto"``, grown on the start's subsample). If it is
-        lower, the CART of depth ``max_depth_`` with that criterion is
-        returned instead (``greedy_fallback_``), or the shallow CART itself
-        should it fit better. Costs two (regressor: one) depth-2 CART fits.
-        On at most 5,000 fit rows it also runs the out-of-fold cross-check:
-        three clones of the estimator at ``max_depth_`` and the depth-tuned
-        CARTs (2 to ``max_depth_`` levels), each fitted on two thirds of the
-        rows and scored on the third; where the CART clearly predicts the
-        held-out rows better (paired statistic above 1.5), that CART,
-        embedded in the complete tree, is returned (``greedy_fallback_``).
-        About two to three times the fit. On more rows, with early stopping, the fitted tree is compared with
-        the depth-tuned CART grown on the training part instead, row by row
-        on the validation rows: that CART replaces it where its paired
-        statistic there exceeds 1.5, or where it predicts them at least as
-        well and fits the training rows better by that statistic (a few CART
-        fits). ``False`` returns the trained tree
+        Never return a tree that fits its training rows worse than two greedy
+        levels. After training, the tree's training score (accuracy / R^2 on
+        every training row, the early-stopping hold-out included) is compared
+        with that of a CART of depth ``min(max_depth_, 2)`` grown on the same
+        rows (the better of the information-gain and Gini trees for the
+        classifier; squared error for the regressor; under
+        ``batch_size="auto"``, grown on the start's subsample). If it is lower,
+        the CART of depth ``max_depth_`` with that criterion is returned
+        instead (``greedy_fallback_``), or the shallow CART itself should it
+        fit better. Costs two (regressor: one) depth-2 CART fits. On at most
+        5,000 fit rows it also runs the out-of-fold cross-check: three clones
+        of the estimator at ``max_depth_`` and the depth-tuned CARTs (2 to
+        ``max_depth_`` levels), each fitted on two thirds of the rows and
+        scored on the third; where the CART clearly predicts the held-out rows
+        better (paired statistic above 1.5), that CART, embedded in the
+        complete tree, is returned (``greedy_fallback_``). About two to three
+        times the fit. A CART that errs less out of fold without clearing that
+        bar is returned too where it fits the fit rows clearly better than the
+        fitted model (the same statistic). On more rows, with early stopping,
+        the fitted tree is compared with the depth-tuned CART grown on the
+        training part instead, row by row on the validation rows: that CART
+        replaces it where its paired statistic there exceeds 1.5, or where it
+        predicts them at least as well and fits the training rows better by
+        that statistic (a few CART fits). ``False`` returns the trained tree
         whatever its fit (the paper's procedure).
 """ + CATEGORICAL_PARAM_DOC + """    random_state : int, RandomState instance or None, default=None
         Seeds CART, the validation split and the shuffling through private

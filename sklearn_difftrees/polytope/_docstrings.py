@@ -119,36 +119,37 @@ _DOC_PARAMS = """
     tol : float, default=1e-4
         Minimum improvement of the monitored objective.
     greedy_floor : bool, default=True
-        Never return a tree that fits its training rows worse than two
-        greedy levels. After training, the tree's training score on every
-        training row, the validation part included ({score_floor}), is
-        compared with that of the better-fitting CART of depth ``min(D, 2)``
-        grown on the same rows (a random subsample of 16,384 of them when
-        there are more; {floor_criteria}), where
-        ``D = max(max_depth_, 2)``, at most an int ``max_depth``. If it is
-        lower, the greedily grown tree before the joint refinement is
-        returned if it reaches that score, else the CART of depth ``D`` with
-        the reference's criterion, written as a polytope tree with one facet
-        per split (``greedy_fallback_`` says which). The floor's CARTs
-        respect ``min_samples_split``, ``min_samples_leaf`` and
+        Never return a tree that fits its training rows worse than two greedy
+        levels. After training, the tree's training score on every training
+        row, the validation part included ({score_floor}), is compared with
+        that of the better-fitting CART of depth ``min(D, 2)`` grown on the
+        same rows (a random subsample of 16,384 of them when there are more;
+        {floor_criteria}), where ``D = max(max_depth_, 2)``, at most an int
+        ``max_depth``. If it is lower, the greedily grown tree before the joint
+        refinement is returned if it reaches that score, else the CART of depth
+        ``D`` with the reference's criterion, written as a polytope tree with
+        one facet per split (``greedy_fallback_`` says which). The floor's
+        CARTs respect ``min_samples_split``, ``min_samples_leaf`` and
         ``min_weight_fraction_leaf`` (not ``min_impurity_decrease``, whose
-        units are the polytope criterion's). Costs {n_carts} CART
-        fits of depth at most ``D``. On at most 5,000 training rows, where
-        the validation part is too small to tell a tree that overfits many
-        features from one that generalizes, ``fit`` then also compares the
-        tree with the depth-tuned CART (2 to 12 levels, or to an int
-        ``max_depth``) out of fold: three more fits of the estimator and of
-        that CART on two thirds of the rows each, scored on the third left
-        out; where the CART errs clearly less (paired statistic above 1.5
-        over all rows), it is returned (``greedy_fallback_="cart"``). This
-        costs about three times the fit. On more rows (with validation rows: ``max_depth="auto"`` or
-        early stopping), the fitted tree is compared with
-        the depth-tuned CART grown on the training part instead, row by row
-        on the validation rows: that CART replaces it where its paired
-        statistic there exceeds 1.5, or where it predicts them at least as
-        well and fits the training rows better by that statistic (a few CART
-        fits). ``False`` returns the trained tree
-        whatever its fit (the paper's procedure).
+        units are the polytope criterion's). Costs {n_carts} CART fits of depth
+        at most ``D``. On at most 5,000 training rows, where the validation
+        part is too small to tell a tree that overfits many features from one
+        that generalizes, ``fit`` then also compares the tree with the
+        depth-tuned CART (2 to 12 levels, or to an int ``max_depth``) out of
+        fold: three more fits of the estimator and of that CART on two thirds
+        of the rows each, scored on the third left out; where the CART errs
+        clearly less (paired statistic above 1.5 over all rows), it is returned
+        (``greedy_fallback_="cart"``). This costs about three times the fit. A
+        CART that errs less out of fold without clearing that bar is returned
+        too where it fits the fit rows clearly better than the fitted model
+        (the same statistic). On more rows (with validation rows:
+        ``max_depth="auto"`` or early stopping), the fitted tree is compared
+        with the depth-tuned CART grown on the training part instead, row by
+        row on the validation rows: that CART replaces it where its paired
+        statistic there exceeds 1.5, or where it predicts them at least as well
+        and fits the training rows better by that statistic (a few CART fits).
+        ``False`` returns the trained tree whatever its fit (the paper's
+        procedure).
 """ + CATEGORICAL_PARAM_DOC + """    random_state : int, RandomState instance or None, default=None
         Seeds the initializations, the validation split and the shuffling
         through private generators (global numpy / torch RNGs untouched).

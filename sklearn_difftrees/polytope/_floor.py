@@ -251,7 +251,7 @@ class _GreedyFloorMixin:
         if isinstance(self.max_depth, numbers.Integral):  # a depth the user set
             kwargs["max_depth"] = min(TUNED_MAX_DEPTH, self.max_depth)
         if cross_check_applies(Z.shape[0]):
-            found = cross_checked_cart(self, X, Z, Y, w, **kwargs)
+            found = cross_checked_cart(self, X, Z, Y, w, decision=tree.predict, **kwargs)
         elif split[1].size and validation_check_applies(Z.shape[0]):
             found = cross_checked_cart(self, X, Z, Y, w, split=split, decision=tree.predict,
                                        **kwargs)
