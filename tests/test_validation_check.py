@@ -80,9 +80,33 @@ def test_validation_check_of_a_regressor_compares_standardized_predictions():
     est = types.SimpleNamespace(_target_mean=np.array([mean]), _target_scale=np.array([scale]))
     res = _check(lambda Xs: np.full(Xs.shape[0], mean), X, Y, tr, va, False, est)
     assert res.criterion == "squared_error" and res.z > 5
-    # The exact raw predictions are as good as the CART's (no advantage).
+    # The exact raw predictions are as good as the CART's (no advantage), and
+    # so are predictions off by rounding (the statistic is scale-free: a
+    # consistent 1e-9 would otherwise make the CART win on every row).
     exact = _check(lambda Xs: 1e4 + 1e3 * (Xs[:, 0] > 0), X, Y, tr, va, False, est)
     assert exact.gain <= 1e-12
+    noisy = _check(lambda Xs: (1e4 + 1e3 * (Xs[:, 0] > 0)) * (1 + 1e-9), X, Y, tr, va,
+                   False, est)
+    assert noisy.gain == 0 and noisy.z == 0
+
+
+def test_a_regressor_is_not_judged_on_its_fit_out_of_fold(monkeypatch):
+    """A regressor's leaves (shrunk towards the mean, or fitted on every row)
+    always fit the training rows worse than the CART's means of them: where
+    the CART is better out of fold but not clearly, a regressor stays,
+    however it fits (a classifier with this fit would not: see
+    tests/test_cross_check.py)."""
+    rs = np.random.RandomState(0)
+    X = rs.normal(size=(500, 3))
+    y = (X[:, 0] > 0) + 0.1 * rs.normal(size=500)
+    Y = ((y - y.mean()) / y.std())[:, None]
+    est = types.SimpleNamespace(_target_mean=np.array([y.mean()]),
+                                _target_scale=np.array([y.std()]), verbose=0)
+    monkeypatch.setattr(selection, "cross_check",
+                        lambda *a, **k: selection.CrossCheck(0.01, 1.0, "squared_error"))
+    assert selection.cross_checked_cart(est, X, X, Y, np.ones(y.size), classification=False,
+                                        max_depth=3, seed=0,
+                                        decision=lambda Xs: np.full(len(Xs), y.mean())) is None
 
 
 def test_validation_check_applies_above_the_cross_check_only_outside_checks(monkeypatch):

@@ -23,12 +23,15 @@ the CART are fitted on :data:`CROSS_CHECK_FOLDS` - 1 folds and score the
 held-out fold, so every row is scored once, and the statistic is taken over
 all rows. A method whose CART clearly wins (above :data:`CROSS_CHECK_Z`)
 returns that CART in its own fitted format. On more rows, where the
-early-stopping hold-out holds more than 500 of them, :func:`validation_check`
+early-stopping hold-out holds about 500 or more of them, :func:`validation_check`
 asks the same question of the fitted model itself on those rows: the
 depth-tuned CART grown on the training part against the model, row by row
 (a table whose classes follow a few thresholds on skewed features, as a
 thyroid screen, is one on which a trained oblique tree can fall a point or
-two short of the CART).
+two short of the CART). For a classifier, where the CART is better without
+clearing the bar (out of fold) or ties (on the validation rows), the
+model's fit of its own rows decides (:func:`cross_checked_cart`,
+:func:`validation_check`).
 
 Nothing here imports torch or knows a method.
 """
@@ -234,13 +237,16 @@ def validation_check(est, decision, X, Z, Y, w, tr, va, *, classification, max_d
     ``GREEDY_MAX_ROWS`` of them, the rows the depth is tuned on) at the
     depth :func:`cross_check_depth` tunes on those rows; they and the model score
     every fit row (0 / 1 errors, squared errors), and the criterion whose
-    CART erred less on the validation rows is compared. Returns
-    :data:`CrossCheck` ``(gain, z, criterion)``: the CART's advantage on the
-    validation rows, with ``z`` raised to the statistic on the training rows
-    where the CART predicts the validation rows at least as well (``gain >=
-    0``) and fits the training rows better: a CART that is then no worse on
-    any row the fit saw, and smaller, dominates. ``est`` chose its epoch
-    (and its start) on the validation rows, so its score there is, if
+    CART erred less on the validation rows is compared (losses equal up to
+    rounding count as equal). Returns :data:`CrossCheck` ``(gain, z,
+    criterion)``: the CART's advantage on the validation rows; for a
+    classifier, ``z`` is raised to the statistic on the training rows where
+    the CART predicts the validation rows at least as well (``gain >= 0``)
+    and fits the training rows better: a CART that is then no worse on any
+    row the fit saw, and smaller, dominates (not for a regressor, whose
+    leaves, shrunk towards the mean or fitted on every row, would always fit
+    the training rows worse than the CART's means of them). ``est`` chose its
+    epoch (and its start) on the validation rows, so its score there is, if
     anything, optimistic.
     """
     from .greedy import fit_cart
@@ -258,10 +264,21 @@ def validation_check(est, decision, X, Z, Y, w, tr, va, *, classification, max_d
                             classification=classification, seed=seed, **(cart_params or {}))
             cart[criterion] = _row_losses(tree.predict(Z), Y, classification)
     criterion = min(cart, key=lambda c: float(np.average(cart[c][va], weights=w[va])))
-    gain, z = paired_advantage(mine[va], cart[criterion][va], w[va])
-    if gain >= 0:
-        z = max(z, paired_advantage(mine[tr], cart[criterion][tr], w[tr])[1])
+    theirs = _settled(mine, cart[criterion])
+    gain, z = paired_advantage(mine[va], theirs[va], w[va])
+    if classification and gain >= 0:
+        z = max(z, paired_advantage(mine[tr], theirs[tr], w[tr])[1])
     return CrossCheck(gain, z, criterion)
+
+
+def _settled(mine, theirs):
+    """``theirs`` with the losses that equal ``mine`` up to rounding set to
+    ``mine`` (a relative 1e-9, or 1e-12 of the squared standardized target:
+    errors a millionth of its spread): a regressor that predicts what the
+    CART does, up to float noise, does not lose to it (the paired statistic
+    is scale-free). 0 / 1 losses are unchanged."""
+    close = np.abs(theirs - mine) <= 1e-9 * (np.abs(mine) + np.abs(theirs)) + 1e-12
+    return np.where(close, mine, theirs)
 
 
 def cross_checked_cart(est, X, Z, Y, w, *, classification, max_depth, seed, clone_params=None,
@@ -272,11 +289,12 @@ def cross_checked_cart(est, X, Z, Y, w, *, classification, max_depth, seed, clon
     validated them; ``Y``, ``w``, ``max_depth``, ``seed``, ``clone_params``
     and ``cart_params`` as there), or with ``split = (tr, va)`` (positions
     of the training and validation rows among them) :func:`validation_check`
-    of the fitted model's ``decision``. Out of fold, where the CART's
-    advantage is positive but its statistic at most :data:`CROSS_CHECK_Z`,
-    and ``decision`` is given, the statistic becomes that of the CART below
-    over the fitted model on every fit row (their fit: a CART no worse out
-    of fold that fits the rows clearly better dominates). Where the statistic exceeds
+    of the fitted model's ``decision``. For a classifier out of fold, where
+    the CART's advantage is positive but its statistic at most
+    :data:`CROSS_CHECK_Z`, and ``decision`` is given, the statistic becomes
+    that of the CART below over the fitted model on every fit row (their
+    fit: a CART better out of fold that fits the rows clearly better
+    dominates). Where the statistic exceeds
     :data:`CROSS_CHECK_Z`, the CART of the criterion that erred less, grown
     on ``Z`` (the same rows as the method's splits see them, e.g.
     standardized) at the depth :func:`cross_check_depth` tunes on them,
@@ -297,8 +315,9 @@ def cross_checked_cart(est, X, Z, Y, w, *, classification, max_depth, seed, clon
                                   seed=seed, cart_params=cart_params)
     if result is None:
         return None
-    z, cart = result.z, None
-    if split is None and decision is not None and result.gain > 0 and z <= CROSS_CHECK_Z:
+    z, cart, where = result.z, None, "out-of-fold" if split is None else "validation"
+    if (classification and split is None and decision is not None and result.gain > 0
+            and z <= CROSS_CHECK_Z):
         # Better out of fold, not clearly: the CART also dominates where it fits
         # the fit rows clearly better than the fitted model (a model whose own
         # training ended worse than its clones'; a gain of exactly 0, as where
@@ -309,6 +328,7 @@ def cross_checked_cart(est, X, Z, Y, w, *, classification, max_depth, seed, clon
                         classification=classification, seed=seed, **(cart_params or {}))
         z = paired_advantage(_model_losses(est, decision, X, Y, classification),
                              _row_losses(cart.predict(Z), Y, classification), w)[1]
+        where = "fit-rows"
     if z <= CROSS_CHECK_Z:
         return None
     if cart is None:
@@ -317,10 +337,9 @@ def cross_checked_cart(est, X, Z, Y, w, *, classification, max_depth, seed, clon
         cart = fit_cart(Z, Y, w, depth=depth, criterion=result.criterion,
                         classification=classification, seed=seed, **(cart_params or {}))
     if getattr(est, "verbose", 0):
-        where = "out-of-fold" if split is None else "validation"
-        print(f"{type(est).__name__}: a depth-{depth} CART ({result.criterion}) predicts "
-              f"held-out rows better ({where} paired statistic {z:.2f} > "
-              f"{CROSS_CHECK_Z}); it replaces the fitted model")
+        print(f"{type(est).__name__}: a depth-{depth} CART ({result.criterion}) replaces "
+              f"the fitted model ({where} check, paired statistic {z:.2f} > "
+              f"{CROSS_CHECK_Z})")
     ref = greedy_reference(Z, Y, w, depth=depth, classification=classification, seed=seed,
                            **(cart_params or {}))
     if fit_score(cart.predict(Z), Y, w, classification) < ref.score:

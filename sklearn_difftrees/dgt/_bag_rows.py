@@ -79,6 +79,7 @@ def use_bag_rows(member, plan, counts_weight, forest_weight, *, oob, max_feature
         plan.train_kwargs["validation_data"] = pack(oob_rows,
                                                     normalize_weights(forest_weight[oob_rows]))
         plan.start_rows = (Z[keep], Y[keep], w_fit)
+        plan.split = None  # its rows are no longer the member's own split's
     if member.init == "cart" and (moved or max_features < X.shape[1]):
         # The start is set on the CPU, as in the member's own _fit_setup
         # (which has already moved the module to its training device).

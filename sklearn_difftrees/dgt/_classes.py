@@ -209,7 +209,7 @@ class _BaseDGT(BaseGradientTree):
                                                        CART_ROW_NORM, AUTO_CV_MAX_ROWS)
 
     def _check_fitted_model(self, plan):
-        if self.greedy_floor:  # held-out rows on small tables: see greedy_floor
+        if self.greedy_floor:  # the CART on held-out rows: see greedy_floor
             from ._floor import apply_cross_check
 
             if apply_cross_check(self, plan, CART_ROW_NORM):
@@ -365,18 +365,19 @@ _DOC_PARAMS = (
         the third left out; where the CART errs clearly less (paired statistic
         above 1.5 over all rows; squared errors for the regressor), it is
         returned, embedded as above (or, should it fit the training rows worse,
-        the depth-2 CART). This costs two to three times the fit. A CART that
-        errs less out of fold without clearing that bar is returned too where
-        it fits the fit rows clearly better than the fitted model (the same
-        statistic). On more rows, with early stopping, the fitted tree is
-        compared with the depth-tuned CART grown on the training part instead,
-        row by row on the validation rows: that CART replaces it where its
-        paired statistic there exceeds 1.5, or where it predicts them at least
-        as well and fits the training rows better by that statistic (a few CART
-        fits). The training record (``n_iter_``, ``loss_curve_``, ...) still
-        describes the trained network, and a ``warm_start`` continuation starts
-        from that network, not from the CART. The forests' members always apply
-        the floor, never the comparison.
+        the depth-2 CART). This costs two to three times the fit. A
+        classifier's CART that errs less out of fold without clearing that bar
+        is returned too where it fits the fit rows clearly better than the
+        fitted model (the same statistic). On more rows, with early stopping,
+        the fitted tree is compared with the depth-tuned CART grown on the
+        training part instead, row by row on the validation rows: that CART
+        replaces it where its paired statistic there exceeds 1.5, or (a
+        classifier) where it predicts them at least as well and fits the
+        training rows better by that statistic (a few CART fits). The training
+        record (``n_iter_``, ``loss_curve_``, ...) still describes the trained
+        network, and a ``warm_start`` continuation starts from that network,
+        not from the CART. The forests' members always apply the floor, never
+        the comparison.
 """
 )
 
@@ -404,7 +405,7 @@ _DOC_ATTRS = """
         Device the model was trained on.
     greedy_fallback_ : bool
         Whether ``greedy_floor`` replaced the trained tree by a CART (the
-        training-rows floor, or the out-of-fold comparison).
+        training-rows floor, or the comparison on held-out rows).
     init_ : {{"random", "cart"}}
         The start the returned tree was trained from (``init="auto"``
         chooses one of the two).

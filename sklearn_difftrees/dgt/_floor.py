@@ -7,7 +7,10 @@ On at most ``CROSS_CHECK_MAX_ROWS`` rows, a single tree's ``fit`` then runs the
 core's out-of-fold :func:`~sklearn_difftrees._core.selection.cross_check`
 (:func:`apply_cross_check`): where the depth-tuned CART (2 to the tree's
 depth) clearly predicts held-out rows better, that CART is returned (an oblique tree over
-many features overfits a small table that axis-aligned splits do not)."""
+many features overfits a small table that axis-aligned splits do not). On more
+rows (with early stopping) the core's
+:func:`~sklearn_difftrees._core.selection.validation_check` asks the same of the
+tree on the early-stopping validation rows."""
 
 import numpy as np
 from sklearn.base import is_classifier

@@ -198,7 +198,7 @@ class _BaseLatentTree(_PrunedTreeMixin, BaseGradientTree):
         self.greedy_fallback_ = False
 
     def _check_fitted_model(self, plan):
-        # The cross-check of small tables (greedy_floor); the clusterer's
+        # The CART on held-out rows (greedy_floor); the clusterer's
         # regressor (no linear start) and an MLP head are left as trained.
         if self.greedy_floor and self.head == "linear" and self._linear_start:
             from ._floor import apply_cross_check

@@ -121,18 +121,19 @@ _DOC_PARAMS = """
         becomes that CART (``greedy_fallback_``; or the depth-2 CART, should it
         fit the training rows worse): its splits route hard, every node is kept
         (``pruning_values_`` all 1) and the linear head reads only the leaf
-        indicators. Costs two to three times the fit on those tables. A CART
-        that errs less out of fold without clearing that bar is returned too
-        where it fits the fit rows clearly better than the fitted model (the
-        same statistic). On more rows, with early stopping, the fitted model is
-        compared with the depth-tuned CART grown on the training part instead,
-        row by row on the validation rows: that CART replaces it where its
-        paired statistic there exceeds 1.5, or where it predicts them at least
-        as well and fits the training rows better by that statistic (a few CART
-        fits). Not with ``head="mlp"`` nor in a ``warm_start`` continuation,
-        which trains on from the trained network (its depth), not from the
-        CART; the training record (``n_iter_``, ...) describes that network
-        too. ``False`` returns the trained model.
+        indicators. Costs two to three times the fit on those tables. A
+        classifier's CART that errs less out of fold without clearing that bar
+        is returned too where it fits the fit rows clearly better than the
+        fitted model (the same statistic). On more rows, with early stopping,
+        the fitted model is compared with the depth-tuned CART grown on the
+        training part instead, row by row on the validation rows: that CART
+        replaces it where its paired statistic there exceeds 1.5, or (a
+        classifier) where it predicts them at least as well and fits the
+        training rows better by that statistic (a few CART fits). Not with
+        ``head="mlp"`` nor in a ``warm_start`` continuation, which trains on
+        from the trained network (its depth), not from the CART; the training
+        record (``n_iter_``, ...) describes that network too. ``False`` returns
+        the trained model.
 """
 
 _DOC_ATTRS = """

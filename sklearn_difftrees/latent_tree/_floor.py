@@ -14,6 +14,11 @@ linear head reads only the leaf indicators, with each CART leaf's value
 (log class proportions, or the mean standardized target, with one
 pseudo-row of the training prior / mean as DGT's closed-form leaves).
 Prediction, exports and ONNX then run the LatentTree's own path.
+
+On more rows (with early stopping) the core's
+:func:`~sklearn_difftrees._core.selection.validation_check` asks the same of
+the fitted model on the early-stopping validation rows (``apply_cross_check``
+hands the core the model's output on the fit rows).
 """
 
 import numpy as np

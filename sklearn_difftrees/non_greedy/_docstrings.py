@@ -115,15 +115,15 @@ _DOC_PARAMS = """
         scored on the third; where the CART clearly predicts the held-out rows
         better (paired statistic above 1.5), that CART, embedded in the
         complete tree, is returned (``greedy_fallback_``). About two to three
-        times the fit. A CART that errs less out of fold without clearing that
-        bar is returned too where it fits the fit rows clearly better than the
-        fitted model (the same statistic). On more rows, with early stopping,
-        the fitted tree is compared with the depth-tuned CART grown on the
-        training part instead, row by row on the validation rows: that CART
-        replaces it where its paired statistic there exceeds 1.5, or where it
-        predicts them at least as well and fits the training rows better by
-        that statistic (a few CART fits). ``False`` returns the trained tree
-        whatever its fit (the paper's procedure).
+        times the fit. A classifier's CART that errs less out of fold without
+        clearing that bar is returned too where it fits the fit rows clearly
+        better than the fitted model (the same statistic). On more rows, with
+        early stopping, the fitted tree is compared with the depth-tuned CART
+        grown on the training part instead, row by row on the validation rows:
+        that CART replaces it where its paired statistic there exceeds 1.5, or
+        (a classifier) where it predicts them at least as well and fits the
+        training rows better by that statistic (a few CART fits). ``False``
+        returns the trained tree whatever its fit (the paper's procedure).
 """ + CATEGORICAL_PARAM_DOC + """    random_state : int, RandomState instance or None, default=None
         Seeds CART, the validation split and the shuffling through private
         generators (the global RNG is left untouched).

@@ -140,16 +140,16 @@ _DOC_PARAMS = """
         of the rows each, scored on the third left out; where the CART errs
         clearly less (paired statistic above 1.5 over all rows), it is returned
         (``greedy_fallback_="cart"``). This costs about three times the fit. A
-        CART that errs less out of fold without clearing that bar is returned
-        too where it fits the fit rows clearly better than the fitted model
-        (the same statistic). On more rows (with validation rows:
+        classifier's CART that errs less out of fold without clearing that bar
+        is returned too where it fits the fit rows clearly better than the
+        fitted model (the same statistic). On more rows (with validation rows:
         ``max_depth="auto"`` or early stopping), the fitted tree is compared
         with the depth-tuned CART grown on the training part instead, row by
         row on the validation rows: that CART replaces it where its paired
-        statistic there exceeds 1.5, or where it predicts them at least as well
-        and fits the training rows better by that statistic (a few CART fits).
-        ``False`` returns the trained tree whatever its fit (the paper's
-        procedure).
+        statistic there exceeds 1.5, or (a classifier) where it predicts them
+        at least as well and fits the training rows better by that statistic (a
+        few CART fits). ``False`` returns the trained tree whatever its fit
+        (the paper's procedure).
 """ + CATEGORICAL_PARAM_DOC + """    random_state : int, RandomState instance or None, default=None
         Seeds the initializations, the validation split and the shuffling
         through private generators (global numpy / torch RNGs untouched).

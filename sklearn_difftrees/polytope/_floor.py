@@ -232,9 +232,9 @@ class _GreedyFloorMixin:
 
     def _cross_check(self, tree, label, as_tree, ref, Z, X, Y, w, split, seed):
         """``(tree, label)``, or ``(depth-tuned CART, "cart")`` where that
-        CART clearly predicts held-out rows better (on at most the core's
-        ``CROSS_CHECK_MAX_ROWS`` fit rows, not inside another cross-check):
-        the core's out-of-fold
+        CART clearly predicts held-out rows better (not inside another
+        check). On at most the core's ``CROSS_CHECK_MAX_ROWS`` fit rows, the
+        core's out-of-fold
         :func:`~sklearn_difftrees._core.selection.cross_check` above
         ``CROSS_CHECK_Z``, with depth-tuned CARTs (2 to the core's
         ``TUNED_MAX_DEPTH`` levels, or to an int ``max_depth``; the

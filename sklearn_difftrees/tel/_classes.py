@@ -282,7 +282,7 @@ class _BaseTEL(_TELExportMixin, BaseGradientModel):
         self.greedy_fallback_ = False
 
     def _check_fitted_model(self, plan):
-        if self.greedy_floor:  # the cross-check of small tables
+        if self.greedy_floor:  # the CART on held-out rows (out of fold, or validation)
             from ._floor import apply_cross_check
 
             self.greedy_fallback_ = apply_cross_check(self, plan)

@@ -102,17 +102,18 @@ _DOC_PARAMS = """
         the depth-2 CART, should it fit the training rows worse): its first
         tree holds the CART's splits, routing every row hard, and leaf values;
         the other trees send every row to one leaf of value 0. Costs two to
-        three times the fit on those tables. A CART that errs less out of fold
-        without clearing that bar is returned too where it fits the fit rows
-        clearly better than the fitted model (the same statistic). On more
-        rows, with early stopping, the fitted ensemble is compared with the
-        depth-tuned CART grown on the training part instead, row by row on the
-        validation rows: that CART replaces it where its paired statistic there
-        exceeds 1.5, or where it predicts them at least as well and fits the
-        training rows better by that statistic (a few CART fits). Not in a
-        ``warm_start`` continuation, which trains on from the trained ensemble,
-        not from the CART; the training record (``n_iter_``, ...) describes
-        that ensemble too. ``False`` returns the trained ensemble.
+        three times the fit on those tables. A classifier's CART that errs less
+        out of fold without clearing that bar is returned too where it fits the
+        fit rows clearly better than the fitted model (the same statistic). On
+        more rows, with early stopping, the fitted ensemble is compared with
+        the depth-tuned CART grown on the training part instead, row by row on
+        the validation rows: that CART replaces it where its paired statistic
+        there exceeds 1.5, or (a classifier) where it predicts them at least as
+        well and fits the training rows better by that statistic (a few CART
+        fits). Not in a ``warm_start`` continuation, which trains on from the
+        trained ensemble, not from the CART; the training record (``n_iter_``,
+        ...) describes that ensemble too. ``False`` returns the trained
+        ensemble.
 """
 
 _DOC_ATTRS = """

@@ -13,6 +13,11 @@ each CART leaf's value (log class proportions, or the mean standardized
 target, with one pseudo-row of the prior / mean), and every other tree
 routes every row to one leaf of value 0. Prediction, exports and ONNX then
 run TEL's own path (one reachable leaf per tree and row).
+
+On more rows (with early stopping) the core's
+:func:`~sklearn_difftrees._core.selection.validation_check` asks the same of
+the fitted model on the early-stopping validation rows (``apply_cross_check``
+hands the core the model's output on the fit rows).
 """
 
 import numpy as np
