@@ -11,6 +11,7 @@ of the CART on every row.
 """
 
 import types
+import warnings
 
 import numpy as np
 import pytest
@@ -170,6 +171,25 @@ def test_every_family_checks_the_model_it_returns(monkeypatch, family, task):
         np.testing.assert_array_equal(est.classes_[call["Y"]], y)
     else:
         np.testing.assert_allclose(np.ravel(call["out"]), est.predict(X), rtol=1e-9)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_the_checked_rows_are_the_fit_rows_of_positive_weight(monkeypatch, family):
+    """Rows of zero weight are not in the data: the check sees the others, in
+    order, and its training and validation positions cover exactly them."""
+    calls = _record(monkeypatch, selection.CrossCheck(0.0, -np.inf, "gini"))
+    X, y = _data("classification")
+    sw = np.ones(y.size)
+    sw[::7] = 0.0
+    est = _make(family, "classification")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X, y, sample_weight=sw)
+    (call,) = calls
+    np.testing.assert_array_equal(call["X"], X[sw > 0])
+    np.testing.assert_array_equal(np.sort(np.concatenate([call["tr"], call["va"]])),
+                                  np.arange(int((sw > 0).sum())))
+    np.testing.assert_array_equal(est.classes_[call["out"].argmax(1)], est.predict(X[sw > 0]))
 
 
 @pytest.mark.parametrize("family", FAMILIES)
