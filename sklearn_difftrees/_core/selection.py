@@ -315,6 +315,14 @@ def cross_checked_cart(est, X, Z, Y, w, *, classification, max_depth, seed, clon
                                   seed=seed, cart_params=cart_params)
     if result is None:
         return None
+    def tuned_cart():
+        """``(depth, CART)`` tuned and grown on every fit row."""
+        depth = cross_check_depth(Z, Y, w, classification=classification,
+                                  max_depth=max_depth, seed=seed)
+        return depth, fit_cart(Z, Y, w, depth=depth, criterion=result.criterion,
+                               classification=classification, seed=seed,
+                               **(cart_params or {}))
+
     z, cart, where = result.z, None, "out-of-fold" if split is None else "validation"
     if (classification and split is None and decision is not None and result.gain > 0
             and z <= CROSS_CHECK_Z):
@@ -322,20 +330,14 @@ def cross_checked_cart(est, X, Z, Y, w, *, classification, max_depth, seed, clon
         # the fit rows clearly better than the fitted model (a model whose own
         # training ended worse than its clones'; a gain of exactly 0, as where
         # the clones fall back to a CART themselves, says nothing of it).
-        depth = cross_check_depth(Z, Y, w, classification=classification,
-                                  max_depth=max_depth, seed=seed)
-        cart = fit_cart(Z, Y, w, depth=depth, criterion=result.criterion,
-                        classification=classification, seed=seed, **(cart_params or {}))
+        depth, cart = tuned_cart()
         z = paired_advantage(_model_losses(est, decision, X, Y, classification),
                              _row_losses(cart.predict(Z), Y, classification), w)[1]
         where = "fit-rows"
     if z <= CROSS_CHECK_Z:
         return None
     if cart is None:
-        depth = cross_check_depth(Z, Y, w, classification=classification,
-                                  max_depth=max_depth, seed=seed)
-        cart = fit_cart(Z, Y, w, depth=depth, criterion=result.criterion,
-                        classification=classification, seed=seed, **(cart_params or {}))
+        depth, cart = tuned_cart()
     if getattr(est, "verbose", 0):
         print(f"{type(est).__name__}: a depth-{depth} CART ({result.criterion}) replaces "
               f"the fitted model ({where} check, paired statistic {z:.2f} > "
